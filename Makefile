@@ -1,0 +1,184 @@
+# textsearch - plain GNU make, no configure step.
+#
+#   make                      library (static + shared), plugins, examples
+#   make check                build and run every test
+#   make check SANITIZE=address,undefined   (or SANITIZE=thread)
+#   make demo                 search the shipped sample data
+#   make fuzz [FUZZ_SECONDS=60]   libFuzzer run (clang)
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# Each configuration builds in its own folder (BUILD), so sanitizer and
+# normal objects never mix.
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PLUGINDIR  ?= $(LIBDIR)/textsearch
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+VERSION    := 1.0.0
+SOVERSION  := 1
+
+CC         ?= cc
+FUZZ_CC    ?= clang
+SANITIZE   ?=
+FUZZ_SECONDS ?= 60
+
+comma := ,
+ifeq ($(SANITIZE),)
+BUILD      ?= build/default
+SANFLAGS   :=
+else
+BUILD      ?= build/san-$(subst $(comma),-,$(SANITIZE))
+SANFLAGS   := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+              -fno-omit-frame-pointer
+endif
+
+CFLAGS     ?= -O2 -g
+STD        := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN       := -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
+              -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+ALL_CFLAGS := $(STD) $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude
+LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Isrc -I$(BUILD)/gen
+LDLIBS_LIB := -lpthread -ldl
+
+LIB_SRC    := $(sort $(wildcard src/core/*.c src/algo/*.c src/providers/*.c))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+STATIC_LIB := $(BUILD)/lib/libtextsearch.a
+SHARED_LIB := $(BUILD)/lib/libtextsearch.so.$(VERSION)
+SONAME     := libtextsearch.so.$(SOVERSION)
+
+HEADERS    := include/textsearch.h include/textsearch_fsm.h
+MANPAGES   := $(wildcard docs/man/*.[0-9])
+
+# Plugins are built the way a third party builds them: against a staged
+# install, through pkg-config.
+STAGE      := $(abspath $(BUILD)/stage)
+STAGE_PC   := PKG_CONFIG_PATH=$(STAGE)/usr/lib/pkgconfig \
+              PKG_CONFIG_SYSROOT_DIR=$(STAGE)
+PLUGIN_DIRS := $(sort $(dir $(wildcard plugins/*/Makefile)))
+TEST_PLUGIN_DIRS := $(sort $(dir $(wildcard tests/plugins/*/Makefile)))
+
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+EXAMPLES    := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+
+TEST_SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+TEST_SRC   := $(sort $(wildcard tests/test_*.c))
+TESTS      := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_CFLAGS := $(STD) -Wall -Wextra -Werror $(CFLAGS) $(SANFLAGS) \
+               -Iinclude -Itests/support -Ifuzz \
+               $(shell pkg-config --cflags cmocka 2>/dev/null)
+TEST_LDLIBS := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) \
+               -ltextsearch $(shell pkg-config --libs cmocka 2>/dev/null \
+               || echo -lcmocka) -lpthread
+
+FUZZ_SRC   := fuzz/fuzz_algorithms.c
+FUZZ_BUILD := build/fuzz
+
+.PHONY: all lib plugins examples check demo fuzz install uninstall clean \
+        stage test-plugins FORCE
+
+all: lib plugins examples
+
+lib: $(STATIC_LIB) $(SHARED_LIB)
+
+# The installed plugin directory is compiled in; rewrite the header only when
+# it changes, so `make install PREFIX=...` rebuilds what depends on it.
+$(BUILD)/gen/plugin_dir.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define TS_PLUGIN_DIR "%s"\n' '$(PLUGINDIR)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/obj/src/core/plugin.o: $(BUILD)/gen/plugin_dir.h
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) src/internal.h
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
+	  -o $@ $^ $(LDLIBS_LIB)
+	ln -sf libtextsearch.so.$(VERSION) $(BUILD)/lib/$(SONAME)
+	ln -sf libtextsearch.so.$(VERSION) $(BUILD)/lib/libtextsearch.so
+
+textsearch.pc: textsearch.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|g' $< > $@
+
+# A private install that plugins and examples build against.
+stage: lib
+	@$(MAKE) --no-print-directory install-files DESTDIR=$(STAGE) \
+	  PREFIX=/usr LIBDIR=/usr/lib INCLUDEDIR=/usr/include \
+	  PKGCONFIGDIR=/usr/lib/pkgconfig PLUGINDIR=/usr/lib/textsearch \
+	  MANDIR=/usr/share/man >/dev/null
+
+plugins: stage
+	@for d in $(PLUGIN_DIRS); do \
+	  $(STAGE_PC) $(MAKE) --no-print-directory -C $$d \
+	    OUT=$(abspath $(BUILD)/plugins) CC='$(CC)' \
+	    CFLAGS='$(CFLAGS) $(SANFLAGS)' || exit 1; done
+
+test-plugins: stage
+	@for d in $(TEST_PLUGIN_DIRS); do \
+	  $(STAGE_PC) $(MAKE) --no-print-directory -C $$d \
+	    OUT=$(abspath $(BUILD)/test-plugins) CC='$(CC)' \
+	    CFLAGS='$(CFLAGS) $(SANFLAGS)' || exit 1; done
+
+examples: $(EXAMPLES)
+
+$(BUILD)/examples/%: examples/%.c $(HEADERS) | stage
+	@mkdir -p $(@D)
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(SANFLAGS) \
+	  $$($(STAGE_PC) pkg-config --cflags textsearch) $< -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -ltextsearch
+
+$(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_SRC) $(wildcard tests/support/*.h) \
+                  $(HEADERS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) $< $(TEST_SUPPORT_SRC) -o $@ $(TEST_LDLIBS)
+
+check: all test-plugins $(TESTS)
+	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
+
+demo: all
+	@sh examples/demo.sh $(BUILD)
+
+fuzz:
+	@$(MAKE) --no-print-directory -f fuzz/fuzz.mk FUZZ_CC=$(FUZZ_CC) \
+	  FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) run
+
+install-files: lib textsearch.pc
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
+	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) \
+	  $(DESTDIR)$(MANDIR)/man3
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtextsearch.so
+	install -m 644 textsearch.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	$(if $(MANPAGES),install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man3/)
+	@rm -f textsearch.pc
+
+install: all install-files
+	install -m 755 $(wildcard $(BUILD)/plugins/*.so) $(DESTDIR)$(PLUGINDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS)))
+	rm -f $(DESTDIR)$(LIBDIR)/libtextsearch.*
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/textsearch.pc
+	rm -rf $(DESTDIR)$(PLUGINDIR)
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MANPAGES)))
+
+clean:
+	rm -rf build textsearch.pc
+
+FORCE:

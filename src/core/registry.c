@@ -1,0 +1,272 @@
+/*
+ * registry.c - the list of algorithms, and the life of a config.
+ *
+ * Like the kernel's lib/textsearch.c, the registry is a short list of ts_ops
+ * under one lock.  Built-in algorithms are registered through the same path
+ * as plugins, once, on first use.  Each ops counts the configs made with it,
+ * so an algorithm cannot be unregistered from under a live config (the
+ * kernel's module reference count plays that part).
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ts_ops *registry_head; /* guarded by registry_lock */
+static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+
+bool ts_name_is_valid(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return false;
+	for (n = 0; name[n]; n++) {
+		unsigned char c = (unsigned char)name[n];
+
+		if (n >= TS_NAME_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return n > 0;
+}
+
+static struct ts_ops *find_locked(const char *name)
+{
+	struct ts_ops *o;
+
+	for (o = registry_head; o; o = o->ts_next)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
+}
+
+static int register_ops(struct ts_ops *ops)
+{
+	int err = 0;
+
+	if (!ops)
+		return ts_fail(-EINVAL, "textsearch_register: ops is NULL");
+	if (!ts_name_is_valid(ops->name))
+		return ts_fail(-EINVAL,
+			       "textsearch_register: invalid algorithm name "
+			       "(letters, digits and '_', 1 to %d characters)",
+			       TS_NAME_MAX);
+	if (!ops->init || !ops->find || !ops->get_pattern ||
+	    !ops->get_pattern_len)
+		return ts_fail(-EINVAL,
+			       "textsearch_register: '%s' lacks init, find, "
+			       "get_pattern or get_pattern_len", ops->name);
+
+	pthread_mutex_lock(&registry_lock);
+	if (find_locked(ops->name)) {
+		err = -EEXIST;
+	} else {
+		ops->ts_users = 0;
+		ops->ts_next = registry_head;
+		registry_head = ops;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (err)
+		return ts_fail(err, "textsearch_register: '%s' is already "
+				    "registered", ops->name);
+	return 0;
+}
+
+static void register_builtins(void)
+{
+	struct ts_ops *const builtins[] = {
+		&ts_kmp_ops,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		register_ops(builtins[i]);
+}
+
+static void ensure_builtins(void)
+{
+	pthread_once(&builtins_once, register_builtins);
+}
+
+int textsearch_register(struct ts_ops *ops)
+{
+	int err;
+
+	ensure_builtins();
+	err = register_ops(ops);
+	if (!err)
+		ts_clear_error();
+	return err;
+}
+
+int textsearch_unregister(struct ts_ops *ops)
+{
+	struct ts_ops **link;
+	int err = -ENOENT;
+
+	ensure_builtins();
+	if (!ops)
+		return ts_fail(-EINVAL, "textsearch_unregister: ops is NULL");
+	pthread_mutex_lock(&registry_lock);
+	for (link = &registry_head; *link; link = &(*link)->ts_next) {
+		if (*link != ops)
+			continue;
+		if (ops->ts_users) {
+			err = -EBUSY;
+		} else {
+			*link = ops->ts_next;
+			ops->ts_next = NULL;
+			err = 0;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (err == -ENOENT)
+		return ts_fail(err, "textsearch_unregister: '%s' is not "
+				    "registered", ops->name ? ops->name : "?");
+	if (err == -EBUSY)
+		return ts_fail(err, "textsearch_unregister: '%s' is used by "
+				    "%lu live config(s)", ops->name,
+			       ops->ts_users);
+	ts_clear_error();
+	return 0;
+}
+
+/* Look up @name and take a reference on it. */
+static struct ts_ops *get_ops(const char *name)
+{
+	struct ts_ops *ops;
+
+	pthread_mutex_lock(&registry_lock);
+	ops = find_locked(name);
+	if (ops)
+		ops->ts_users++;
+	pthread_mutex_unlock(&registry_lock);
+	return ops;
+}
+
+static void put_ops(struct ts_ops *ops)
+{
+	pthread_mutex_lock(&registry_lock);
+	ops->ts_users--;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Finish a prepare that failed: set errno and make the error pointer. */
+static struct ts_config *prepare_error(int err)
+{
+	errno = -err;
+	return ERR_PTR(err);
+}
+
+struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
+				     unsigned int len, gfp_t gfp_mask,
+				     int flags)
+{
+	struct ts_ops *ops;
+	struct ts_config *conf;
+	int err;
+
+	ensure_builtins();
+	if (len == 0)
+		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
+						      "empty pattern"));
+	if (!algo || !pattern)
+		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
+						      "%s is NULL",
+					     algo ? "pattern" : "algorithm"));
+	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE))
+		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
+						      "unknown flags 0x%x",
+					     (unsigned int)flags));
+	if (gfp_mask != GFP_KERNEL && gfp_mask != GFP_ATOMIC)
+		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
+						      "gfp_mask must be "
+						      "GFP_KERNEL or "
+						      "GFP_ATOMIC"));
+	if (!ts_name_is_valid(algo))
+		return prepare_error(ts_fail(
+			-EINVAL, "textsearch_prepare: invalid algorithm name "
+				 "(letters, digits and '_', 1 to %d "
+				 "characters)", TS_NAME_MAX));
+
+	ops = get_ops(algo);
+	if (!ops && (flags & TS_AUTOLOAD) && gfp_mask != GFP_ATOMIC) {
+		err = ts_plugin_load(algo);
+		if (err && err != -EEXIST)
+			return prepare_error(err);
+		ops = get_ops(algo);
+	}
+	if (!ops) {
+		if (!(flags & TS_AUTOLOAD))
+			return prepare_error(ts_fail(
+				-ENOENT, "textsearch_prepare: no algorithm "
+					 "'%s' (TS_AUTOLOAD would look for a "
+					 "plugin)", algo));
+		return prepare_error(ts_fail(
+			-ENOENT, "textsearch_prepare: no algorithm '%s'%s",
+			algo, gfp_mask == GFP_ATOMIC ?
+				      " (GFP_ATOMIC never loads a plugin)" :
+				      ""));
+	}
+
+	conf = ops->init(pattern, len, gfp_mask, flags);
+	if (IS_ERR_OR_NULL(conf)) {
+		put_ops(ops);
+		err = conf ? (int)PTR_ERR(conf) : -ENOMEM;
+		return prepare_error(ts_fail(err, "textsearch_prepare: %s "
+						  "rejected the pattern: %s",
+					     algo, textsearch_strerror(err)));
+	}
+	conf->ops = ops;
+	conf->flags = flags;
+	conf->get_next_block = ts_dispatch_next_block;
+	conf->finish = NULL;
+	ts_clear_error();
+	return conf;
+}
+
+void textsearch_destroy(struct ts_config *conf)
+{
+	if (IS_ERR_OR_NULL(conf))
+		return;
+	if (conf->ops) {
+		if (conf->ops->destroy)
+			conf->ops->destroy(conf);
+		put_ops(conf->ops);
+	}
+	free(conf);
+}
+
+struct ts_config *alloc_ts_config(size_t payload, gfp_t gfp_mask)
+{
+	/* The payload follows the config, aligned for any type. */
+	const size_t head = (sizeof(struct ts_config) + 15) & ~(size_t)15;
+	struct ts_config *conf;
+	size_t total;
+
+	(void)gfp_mask;
+	if (!ts_size_add(head, payload, &total))
+		return ERR_PTR(-EINVAL);
+	conf = calloc(1, total);
+	if (!conf)
+		return ERR_PTR(-ENOMEM);
+	conf->ts_priv = (char *)conf + head;
+	conf->ts_priv_size = payload;
+	return conf;
+}
+
+void *textsearch_get_pattern(struct ts_config *conf)
+{
+	return conf->ops->get_pattern(conf);
+}
+
+unsigned int textsearch_get_pattern_len(struct ts_config *conf)
+{
+	return conf->ops->get_pattern_len(conf);
+}

@@ -1,0 +1,52 @@
+/*
+ * internal.h - declarations shared inside libtextsearch; never installed.
+ */
+#ifndef TS_INTERNAL_H
+#define TS_INTERNAL_H
+
+#include "textsearch.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TS_HIDDEN __attribute__((visibility("hidden")))
+
+/* Built-in algorithms, registered on first use of the registry. */
+extern struct ts_ops ts_kmp_ops TS_HIDDEN;
+extern struct ts_ops ts_bm_ops TS_HIDDEN;
+extern struct ts_ops ts_fsm_ops TS_HIDDEN;
+
+/* The provider textsearch_prepare() installs in every config: it forwards
+ * to the provider recorded in the search's state (search.c). */
+unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
+				    struct ts_config *conf,
+				    struct ts_state *state) TS_HIDDEN;
+
+/* Letters, digits, underscore; 1 to TS_NAME_MAX characters. */
+bool ts_name_is_valid(const char *name) TS_HIDDEN;
+
+/* Record a description of the error about to be returned, for
+ * textsearch_last_error(); returns @err so callers can `return ts_fail(...)`. */
+int ts_fail(int err, const char *fmt, ...) TS_HIDDEN
+	__attribute__((format(printf, 2, 3)));
+void ts_clear_error(void) TS_HIDDEN;
+
+/* Load ts_<name>.so (already validated) and register its ops.  0, -ENOENT
+ * if no plugin file exists, -ELIBBAD if one was refused, -ENOMEM. */
+int ts_plugin_load(const char *name) TS_HIDDEN;
+
+/* Overflow-checked size arithmetic: false if the result does not fit. */
+static inline bool ts_size_add(size_t a, size_t b, size_t *sum)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+static inline bool ts_size_mul(size_t a, size_t b, size_t *product)
+{
+	return !__builtin_mul_overflow(a, b, product);
+}
+
+/* 256-entry TS_IGNORECASE folding table (identity when !ignorecase). */
+void ts_fill_fold_table(u8 table[256], bool ignorecase) TS_HIDDEN;
+
+#endif

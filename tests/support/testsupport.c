@@ -1,0 +1,221 @@
+/*
+ * testsupport.c - see testsupport.h.
+ */
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t rng_next(struct rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint32_t rng_below(struct rng *r, uint32_t n)
+{
+	return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+uint64_t test_seed(const char *what, uint64_t fallback)
+{
+	const char *env = getenv("TS_TEST_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0) : fallback;
+
+	printf("# %s: seed %llu (set TS_TEST_SEED to repeat)\n", what,
+	       (unsigned long long)seed);
+	return seed;
+}
+
+u8 ref_fold(u8 c)
+{
+	/* A-Z -> a-z; Latin-1 capitals 0xC0-0xDE, except the multiplication
+	 * sign 0xD7, -> 0xE0-0xFE. */
+	if (c >= 0x41 && c <= 0x5A)
+		return c | 0x20;
+	if (c >= 0xC0 && c <= 0xDE && c != 0xD7)
+		return c | 0x20;
+	return c;
+}
+
+unsigned int ref_find(const u8 *pat, unsigned int plen, const u8 *data,
+		      unsigned int dlen, unsigned int from, bool ignorecase)
+{
+	unsigned int i, j;
+
+	if (plen == 0 || plen > dlen)
+		return UINT_MAX;
+	for (i = from; i <= dlen - plen; i++) {
+		for (j = 0; j < plen; j++) {
+			u8 a = data[i + j], b = pat[j];
+
+			if (ignorecase ? ref_fold(a) != ref_fold(b) : a != b)
+				break;
+		}
+		if (j == plen)
+			return i;
+	}
+	return UINT_MAX;
+}
+
+struct block {
+	unsigned int start, len;
+	u8 *bytes;
+};
+
+struct blocks {
+	struct block *v;
+	unsigned int n;
+	unsigned int last_consumed; /* within the current call */
+	bool in_call;
+	bool ok;
+	unsigned int calls, finishes;
+};
+
+struct blocks *blocks_new(const u8 *data, unsigned int len,
+			  const unsigned int *cuts, unsigned int ncuts)
+{
+	struct blocks *b = calloc(1, sizeof(*b));
+	unsigned int i, start = 0;
+
+	if (!b)
+		abort();
+	b->v = calloc(ncuts + 1, sizeof(*b->v));
+	if (!b->v)
+		abort();
+	b->ok = true;
+	for (i = 0; i <= ncuts; i++) {
+		unsigned int end = i < ncuts ? cuts[i] : len;
+		struct block *blk;
+
+		if (end <= start || end > len)
+			continue;
+		blk = &b->v[b->n++];
+		blk->start = start;
+		blk->len = end - start;
+		blk->bytes = malloc(blk->len);
+		if (!blk->bytes)
+			abort();
+		memcpy(blk->bytes, data + start, blk->len);
+		start = end;
+	}
+	return b;
+}
+
+struct blocks *blocks_random(const u8 *data, unsigned int len,
+			     struct rng *r, int mode)
+{
+	unsigned int *cuts, n = 0, pos = 0, avg;
+	struct blocks *b;
+
+	cuts = malloc((len + 1) * sizeof(*cuts));
+	if (!cuts)
+		abort();
+	avg = 1 + rng_below(r, 16);
+	while (mode && pos < len) {
+		pos += mode == 1 ? 1 : 1 + rng_below(r, 2 * avg);
+		if (pos < len)
+			cuts[n++] = pos;
+	}
+	b = blocks_new(data, len, cuts, n);
+	free(cuts);
+	return b;
+}
+
+void blocks_free(struct blocks *b)
+{
+	unsigned int i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++)
+		free(b->v[i].bytes);
+	free(b->v);
+	free(b);
+}
+
+static struct blocks *from_state(struct ts_state *state)
+{
+	struct blocks *b;
+
+	memcpy(&b, state->cb, sizeof(b));
+	return b;
+}
+
+static unsigned int blocks_next(unsigned int consumed, const u8 **dst,
+				struct ts_config *conf, struct ts_state *state)
+{
+	struct blocks *b = from_state(state);
+	unsigned int lo = 0, hi = b->n;
+
+	(void)conf;
+	b->calls++;
+	if (b->in_call && consumed < b->last_consumed)
+		b->ok = false; /* went backwards within one call */
+	b->in_call = true;
+	b->last_consumed = consumed;
+	/* binary search for the block holding @consumed */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (b->v[mid].start + b->v[mid].len <= consumed)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == b->n)
+		return 0;
+	*dst = b->v[lo].bytes + (consumed - b->v[lo].start);
+	return b->v[lo].len - (consumed - b->v[lo].start);
+}
+
+static void blocks_finish(struct ts_config *conf, struct ts_state *state)
+{
+	struct blocks *b = from_state(state);
+
+	(void)conf;
+	b->finishes++;
+	b->in_call = false;
+}
+
+static void attach(struct ts_state *state, struct blocks *b)
+{
+	memcpy(state->cb, &b, sizeof(b));
+	b->in_call = false;
+}
+
+unsigned int blocks_find(struct ts_config *conf, struct ts_state *state,
+			 struct blocks *b)
+{
+	attach(state, b);
+	return textsearch_find_with(conf, state, blocks_next, blocks_finish);
+}
+
+unsigned int blocks_find_kernel_style(struct ts_config *conf,
+				      struct ts_state *state,
+				      struct blocks *b)
+{
+	attach(state, b);
+	conf->get_next_block = blocks_next;
+	conf->finish = blocks_finish;
+	return textsearch_find(conf, state);
+}
+
+bool blocks_ok(const struct blocks *b)
+{
+	return b->ok;
+}
+
+unsigned int blocks_calls(const struct blocks *b)
+{
+	return b->calls;
+}
+
+unsigned int blocks_finishes(const struct blocks *b)
+{
+	return b->finishes;
+}

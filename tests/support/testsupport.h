@@ -1,0 +1,59 @@
+/*
+ * testsupport.h - what the tests and the fuzz target share: a seeded random
+ * generator, a naive reference search, and a provider that serves data in
+ * blocks cut where the test says, each block in its own heap allocation so
+ * that AddressSanitizer catches any read past a block.
+ */
+#ifndef TS_TESTSUPPORT_H
+#define TS_TESTSUPPORT_H
+
+#include "textsearch.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- random numbers (splitmix64; reproducible from the seed) ---- */
+struct rng {
+	uint64_t s;
+};
+uint64_t rng_next(struct rng *r);
+/* Uniform in [0, n); n > 0. */
+uint32_t rng_below(struct rng *r, uint32_t n);
+/* Seed from TS_TEST_SEED if set, else @fallback; prints the seed used. */
+uint64_t test_seed(const char *what, uint64_t fallback);
+
+/* ---- naive reference ---- */
+/* TS_IGNORECASE folding written independently of the library. */
+u8 ref_fold(u8 c);
+/* First match of @pat in @data starting at or after @from, or UINT_MAX. */
+unsigned int ref_find(const u8 *pat, unsigned int plen, const u8 *data,
+		      unsigned int dlen, unsigned int from, bool ignorecase);
+
+/* ---- block-splitting provider ---- */
+struct blocks;
+/*
+ * Serve @len bytes of @data in blocks ending at the @ncuts ascending
+ * offsets in @cuts (offsets 0 or >= len are ignored).  Each block is copied
+ * into an allocation of exactly its size.
+ */
+struct blocks *blocks_new(const u8 *data, unsigned int len,
+			  const unsigned int *cuts, unsigned int ncuts);
+void blocks_free(struct blocks *b);
+/* Random cuts: mode 0 none, 1 every byte, 2 random sizes (1 to 2*avg). */
+struct blocks *blocks_random(const u8 *data, unsigned int len,
+			     struct rng *r, int mode);
+/* Search through textsearch_find_with() with this provider; check with
+ * blocks_ok() that the provider contract held (consumed never went
+ * backwards within a call, finish ran once per call). */
+unsigned int blocks_find(struct ts_config *conf, struct ts_state *state,
+			 struct blocks *b);
+/* The same provider installed the kernel's way, in conf->get_next_block
+ * and conf->finish, then textsearch_find(). */
+unsigned int blocks_find_kernel_style(struct ts_config *conf,
+				      struct ts_state *state,
+				      struct blocks *b);
+bool blocks_ok(const struct blocks *b);
+unsigned int blocks_calls(const struct blocks *b);    /* get_next_block */
+unsigned int blocks_finishes(const struct blocks *b); /* finish */
+
+#endif
