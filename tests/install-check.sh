@@ -1,0 +1,35 @@
+#!/bin/sh
+# Install into a scratch prefix, then build examples/article.c (written from
+# the article and the kernel's header only) with pkg-config against the
+# installed library and run it: it must load the shiftor plugin from the
+# installed plugin directory through TS_AUTOLOAD.  Also checks the SONAME and
+# that only public symbols are exported.
+set -eu
+prefix=$(mktemp -d /tmp/textsearch-install.XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+make -s install PREFIX="$prefix" BUILD=build/install-check >/dev/null
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+unset TEXTSEARCH_PLUGIN_PATH || true
+cc -std=c11 -Wall -Wextra -Werror examples/article.c \
+	$(pkg-config --cflags --libs textsearch) \
+	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
+	-o "$prefix/article"
+"$prefix/article"
+
+lib="$prefix/lib/libtextsearch.so"
+soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = "libtextsearch.so.1" ] || {
+	echo "install-check: SONAME is '$soname'" >&2; exit 1; }
+private=$(nm -D --defined-only "$lib" | awk '{print $3}' |
+	grep -Ev '^(textsearch_|ts_|alloc_ts_config$)' || true)
+[ -z "$private" ] || {
+	echo "install-check: non-public symbols exported: $private" >&2
+	exit 1; }
+for f in include/textsearch.h include/textsearch_fsm.h \
+	lib/libtextsearch.a lib/textsearch/ts_shiftor.so \
+	share/man/man3/textsearch.3; do
+	[ -e "$prefix/$f" ] || {
+		echo "install-check: $f not installed" >&2; exit 1; }
+done
+echo "install-check: installed library, pkg-config build and TS_AUTOLOAD ok"
