@@ -85,9 +85,12 @@ lib: $(STATIC_LIB) $(SHARED_LIB)
 
 # The installed plugin directory is compiled in; rewrite the header only when
 # it changes, so `make install PREFIX=...` rebuilds what depends on it.
+# Staging passes the outer value down, so it never rebuilds the library
+# with the stage's plugin directory.
+LIB_PLUGINDIR ?= $(PLUGINDIR)
 $(BUILD)/gen/plugin_dir.h: FORCE
 	@mkdir -p $(@D)
-	@printf '#define TS_PLUGIN_DIR "%s"\n' '$(PLUGINDIR)' > $@.tmp
+	@printf '#define TS_PLUGIN_DIR "%s"\n' '$(LIB_PLUGINDIR)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(BUILD)/obj/src/core/plugin.o: $(BUILD)/gen/plugin_dir.h
@@ -118,7 +121,7 @@ stage: lib
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(STAGE) \
 	  PREFIX=/usr LIBDIR=/usr/lib INCLUDEDIR=/usr/include \
 	  PKGCONFIGDIR=/usr/lib/pkgconfig PLUGINDIR=/usr/lib/textsearch \
-	  MANDIR=/usr/share/man >/dev/null
+	  LIB_PLUGINDIR='$(LIB_PLUGINDIR)' MANDIR=/usr/share/man >/dev/null
 
 plugins: stage
 	@for d in $(PLUGIN_DIRS); do \

@@ -20,7 +20,7 @@
 #include "testsupport.h"
 
 /* Every literal algorithm, built in or plugin. */
-static const char *const literal_algos[] = { "kmp", "bm" };
+static const char *const literal_algos[] = { "kmp", "bm", "shiftor" };
 #define N_ALGOS (sizeof(literal_algos) / sizeof(literal_algos[0]))
 
 static unsigned long cases_per_algo(void)

@@ -12,6 +12,9 @@
 #include "plugin_dir.h"
 
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <link.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +24,43 @@
 /* One load at a time, so two threads autoloading one name load it once. */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Where the symbol table can tell, refuse a descriptor symbol that is not
+ * a data object as large as struct ts_plugin: reading it would read past
+ * it.  0 or -ELIBBAD. */
+static int check_descriptor_symbol(const void *desc, const char *path)
+{
+#ifdef __GLIBC__
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!dladdr1(desc, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+	    info.dli_saddr != desc)
+		return 0; /* no symbol information: nothing to check */
+	/* ST_TYPE is the same macro in both ELF classes */
+	if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+		return ts_fail(-ELIBBAD, "plugin %s: '%s' is not a data "
+					 "object", path,
+			       TEXTSEARCH_PLUGIN_SYMBOL);
+	/* a size of 0 means "unknown" (hand-written assembly, say) */
+	if (sym->st_size && sym->st_size < sizeof(struct ts_plugin))
+		return ts_fail(-ELIBBAD, "plugin %s: '%s' is %zu bytes, "
+					 "struct ts_plugin is %zu",
+			       path, TEXTSEARCH_PLUGIN_SYMBOL,
+			       (size_t)sym->st_size,
+			       sizeof(struct ts_plugin));
+#else
+	(void)desc;
+	(void)path;
+#endif
+	return 0;
+}
+
 /* Check the descriptor of an opened object and register its ops. */
 static int adopt(void *handle, const char *path, const char *name)
 {
 	const struct ts_plugin *desc;
 	struct ts_ops *ops;
+	char why[256];
 	int err;
 
 	desc = dlsym(handle, TEXTSEARCH_PLUGIN_SYMBOL);
@@ -33,6 +68,9 @@ static int adopt(void *handle, const char *path, const char *name)
 		return ts_fail(-ELIBBAD, "plugin %s: no '%s' descriptor "
 					 "(not built with TEXTSEARCH_PLUGIN())",
 			       path, TEXTSEARCH_PLUGIN_SYMBOL);
+	err = check_descriptor_symbol(desc, path);
+	if (err)
+		return err;
 	if (desc->abi_version != TEXTSEARCH_PLUGIN_ABI)
 		return ts_fail(-ELIBBAD, "plugin %s: built for plugin ABI %u, "
 					 "this library speaks ABI %u",
@@ -48,9 +86,12 @@ static int adopt(void *handle, const char *path, const char *name)
 			       path, ops && ops->name ? ops->name : "(none)",
 			       name);
 	err = textsearch_register(ops);
-	if (err == -EINVAL)
-		return ts_fail(-ELIBBAD, "plugin %s: %s", path,
-			       textsearch_last_error());
+	if (err == -EINVAL) {
+		/* the message is rewritten into the buffer it is read from:
+		 * copy it first */
+		snprintf(why, sizeof(why), "%s", textsearch_last_error());
+		return ts_fail(-ELIBBAD, "plugin %s: %s", path, why);
+	}
 	if (err)
 		return err;
 	ops->ts_plugin = handle;
@@ -72,11 +113,17 @@ static int try_dir(const char *dir, size_t dirlen, const char *name)
 	if (stat(path, &st) != 0)
 		return -ENOENT;
 	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!handle)
+	if (!handle) {
+		const char *why = dlerror();
+
 		return ts_fail(-ELIBBAD, "plugin %s: cannot load: %s", path,
-			       dlerror());
+			       why ? why : "unknown dlopen error");
+	}
 	err = adopt(handle, path, name);
-	if (err && err != -EEXIST)
+	/* -EEXIST too: another thread registered the name meanwhile, and
+	 * these ops are not in the registry (if they are the same object,
+	 * dlclose only drops the extra reference) */
+	if (err)
 		dlclose(handle);
 	return err;
 }
