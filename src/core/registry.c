@@ -82,6 +82,7 @@ static void register_builtins(void)
 	struct ts_ops *const builtins[] = {
 		&ts_kmp_ops,
 		&ts_bm_ops,
+		&ts_fsm_ops,
 	};
 	size_t i;
 
