@@ -111,10 +111,15 @@ $(SHARED_LIB): $(LIB_OBJ)
 	ln -sf libtextsearch.so.$(VERSION) $(BUILD)/lib/$(SONAME)
 	ln -sf libtextsearch.so.$(VERSION) $(BUILD)/lib/libtextsearch.so
 
-textsearch.pc: textsearch.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+PC_FILE    := $(BUILD)/textsearch.pc
+
+# Regenerated every time: PREFIX and friends differ between install and stage.
+$(PC_FILE): textsearch.pc.in FORCE
+	@mkdir -p $(@D)
+	@sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|g' $< > $@
+	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|g' $< > $@.tmp
+	@mv $@.tmp $@
 
 # A private install that plugins and examples build against.
 stage: lib
@@ -158,7 +163,7 @@ fuzz:
 	@$(MAKE) --no-print-directory -f fuzz/fuzz.mk FUZZ_CC=$(FUZZ_CC) \
 	  FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) run
 
-install-files: lib textsearch.pc
+install-files: lib $(PC_FILE)
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) \
 	  $(DESTDIR)$(MANDIR)/man3
@@ -167,9 +172,8 @@ install-files: lib textsearch.pc
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtextsearch.so
-	install -m 644 textsearch.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/
 	$(if $(MANPAGES),install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man3/)
-	@rm -f textsearch.pc
 
 install: all install-files
 	install -m 755 $(wildcard $(BUILD)/plugins/*.so) $(DESTDIR)$(PLUGINDIR)/
@@ -182,6 +186,6 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MANPAGES)))
 
 clean:
-	rm -rf build textsearch.pc
+	rm -rf build
 
 FORCE:

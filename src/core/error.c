@@ -33,9 +33,10 @@ const char *textsearch_last_error(void)
 
 const char *textsearch_strerror(int err)
 {
-	if (err < 0)
-		err = -err;
-	switch (err) {
+	/* negate as unsigned: -INT_MIN would overflow */
+	unsigned int code = err < 0 ? 0u - (unsigned int)err : (unsigned int)err;
+
+	switch (code) {
 	case 0:
 		return "success";
 	case EINVAL:
