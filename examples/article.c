@@ -9,6 +9,7 @@
  * Exits 0 when every result is what the article says it should be.
  */
 #include <textsearch.h>
+#include <textsearch_fsm.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -56,14 +57,15 @@ static void finish(struct ts_config *conf, struct ts_state *state)
 	finished++;
 }
 
-static void search(const char *algo, int flags)
+static void search(const char *algo, const void *pattern, unsigned int len,
+		   int flags)
 {
 	const char *text = "We dance the funky chicken";
 	struct ts_config *conf;
 	struct ts_state state;
 	char what[64];
 
-	conf = textsearch_prepare(algo, "chicken", 7, GFP_KERNEL, flags);
+	conf = textsearch_prepare(algo, pattern, len, GFP_KERNEL, flags);
 	if (IS_ERR(conf)) {
 		printf("%s: %s (%s)\n", algo,
 		       textsearch_strerror((int)PTR_ERR(conf)),
@@ -94,10 +96,24 @@ int main(void)
 {
 	struct ts_config *conf;
 
-	search("kmp", 0);
-	search("bm", 0);
+	/* "chicken" for the finite state machine: skip anything, then the
+	 * seven letters */
+	struct ts_fsm_token tokens[8] = {
+		{ TS_FSM_WILDCARD, TS_FSM_HEAD_IGNORE, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < 7; i++) {
+		tokens[i + 1].type = TS_FSM_SPECIFIC;
+		tokens[i + 1].recur = TS_FSM_SINGLE;
+		tokens[i + 1].value = (u8)"chicken"[i];
+	}
+
+	search("kmp", "chicken", 7, 0);
+	search("bm", "chicken", 7, 0);
+	search("fsm", tokens, sizeof(tokens), 0);
 	/* not built in: loaded from ts_shiftor.so */
-	search("shiftor", TS_AUTOLOAD);
+	search("shiftor", "chicken", 7, TS_AUTOLOAD);
 
 	conf = textsearch_prepare("nosuchalgo", "x", 1, GFP_KERNEL, 0);
 	expect("unknown algorithm gives -ENOENT", IS_ERR(conf) ?
