@@ -153,6 +153,9 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_SRC) $(wildcard tests/support/*.h) \
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $< $(TEST_SUPPORT_SRC) -o $@ $(TEST_LDLIBS)
 
+# The corpus replay compiles the fuzz target in (#include, found by -Ifuzz).
+$(BUILD)/tests/test_fuzz_corpus: fuzz/fuzz_algorithms.c fuzz/replay.c
+
 check: all test-plugins $(TESTS)
 	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
 

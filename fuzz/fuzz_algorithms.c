@@ -1,0 +1,336 @@
+/*
+ * fuzz_algorithms.c - libFuzzer target: every algorithm against the naive
+ * references (ref_find, ref_fsm_find), contiguous and through blocks cut
+ * where the input says, over whole find/next sequences.  Any difference
+ * calls abort().
+ *
+ * Input layout (short inputs read as zeros past their end):
+ *   byte 0   bits 0-1  algorithm: kmp, bm, shiftor (a plugin, TS_AUTOLOAD),
+ *                      fsm
+ *            bit 2     TS_IGNORECASE
+ *            bits 3-4  blocks: 0 sizes from the input, 1 one byte each,
+ *                      2 a single block, 3 sizes from the input with the
+ *                      provider installed the kernel's way
+ *            bit 5     fsm: raw length, counting bytes (so it may split
+ *                      a token)
+ *            bit 6     GFP_ATOMIC instead of GFP_KERNEL
+ *   byte 1   pattern length: bytes (0 must be -EINVAL), or fsm tokens
+ *            (modulo FSM_MAX_TOKENS + 1)
+ *   byte 2   number of block sizes
+ *   then     the pattern; an fsm token is 4 bytes: type, mode, recur,
+ *            value.  Type and recur are taken modulo a little more than
+ *            their ranges, so invalid tokens stay common without
+ *            dominating; an odd mode byte keeps them raw (type up to
+ *            0xffff).  With raw length the bytes are the tokens' memory.
+ *   then     the block sizes, one byte each: 1 + byte % 64
+ *   then     the data (fsm: at most FSM_MAX_DATA bytes, as its reference
+ *            is quadratic)
+ *
+ * The shiftor plugin is found through TEXTSEARCH_PLUGIN_PATH; when that is
+ * unset, the fuzz build compiles in FUZZ_PLUGIN_DIR.
+ */
+#include "fsm_reference.h"
+#include "testsupport.h"
+#include "textsearch.h"
+#include "textsearch_fsm.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FSM_MAX_TOKENS 16u
+#define FSM_MAX_DATA 256u
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size);
+
+static const char *const algo_names[] = { "kmp", "bm", "shiftor", "fsm" };
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "fuzz_algorithms: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	abort();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct ts_config *conf;
+
+	(void)argc;
+	(void)argv;
+#ifdef FUZZ_PLUGIN_DIR
+	setenv("TEXTSEARCH_PLUGIN_PATH", FUZZ_PLUGIN_DIR, 0);
+#endif
+	/* Load the plugin now, so that whether an input finds it does not
+	 * depend on the inputs before it (GFP_ATOMIC never loads). */
+	conf = textsearch_prepare("shiftor", "x", 1, GFP_KERNEL, TS_AUTOLOAD);
+	if (IS_ERR(conf))
+		die("cannot load the shiftor plugin: %s (%s); set "
+		    "TEXTSEARCH_PLUGIN_PATH",
+		    textsearch_strerror((int)PTR_ERR(conf)),
+		    textsearch_last_error());
+	textsearch_destroy(conf);
+	return 0;
+}
+
+struct reader {
+	const uint8_t *p;
+	size_t n;
+};
+
+static u8 take(struct reader *r)
+{
+	if (!r->n)
+		return 0;
+	r->n--;
+	return *r->p++;
+}
+
+struct fuzz_case {
+	int algo;
+	bool icase, raw, atomic;
+	int split;
+	u8 pat[256 * sizeof(struct ts_fsm_token)];
+	unsigned int plen;   /* bytes given to prepare */
+	unsigned int ntok;   /* fsm: whole tokens in pat */
+	unsigned int cuts[256];
+	unsigned int ncuts;
+	u8 *data;
+	unsigned int dlen;
+};
+
+static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
+{
+	struct reader r = { in, size };
+	u8 ctl = take(&r), len = take(&r), nsizes = take(&r);
+	unsigned int i, at;
+
+	c->algo = ctl & 3;
+	c->icase = ctl & 4;
+	c->split = (ctl >> 3) & 3;
+	c->raw = ctl & 0x20;
+	c->atomic = ctl & 0x40;
+
+	if (c->algo != 3) {
+		c->plen = len;
+		for (i = 0; i < c->plen; i++)
+			c->pat[i] = take(&r);
+	} else if (c->raw) {
+		/* the bytes are the tokens' memory, whatever they say */
+		c->plen = len;
+		for (i = 0; i < c->plen; i++)
+			c->pat[i] = take(&r);
+		c->ntok = c->plen / sizeof(struct ts_fsm_token);
+	} else {
+		struct ts_fsm_token *t = (struct ts_fsm_token *)c->pat;
+
+		c->ntok = len % (FSM_MAX_TOKENS + 1);
+		for (i = 0; i < c->ntok; i++) {
+			u8 type = take(&r), mode = take(&r), recur = take(&r);
+
+			t[i].value = take(&r);
+			if (mode & 1) {
+				t[i].type = (u16)(type | mode << 8);
+				t[i].recur = recur;
+			} else {
+				t[i].type = type % (TS_FSM_TYPE_MAX + 3);
+				t[i].recur = recur % (TS_FSM_RECUR_MAX + 2);
+			}
+		}
+		c->plen = c->ntok * (unsigned int)sizeof(*t);
+	}
+	for (i = 0, at = 0, c->ncuts = 0; i < nsizes; i++) {
+		at += 1 + take(&r) % 64;
+		c->cuts[c->ncuts++] = at;
+	}
+	c->dlen = (unsigned int)r.n;
+	if (c->algo == 3 && c->dlen > FSM_MAX_DATA)
+		c->dlen = FSM_MAX_DATA;
+	/* a copy of exactly its size: reading past it is caught */
+	c->data = malloc(c->dlen ? c->dlen : 1);
+	if (!c->data)
+		abort();
+	memcpy(c->data, r.p, c->dlen);
+}
+
+/* The error textsearch_prepare() must give, or 0. */
+static long expected_error(const struct fuzz_case *c)
+{
+	if (c->plen == 0)
+		return -EINVAL;
+	if (c->algo != 3)
+		return 0;
+	if (c->plen % sizeof(struct ts_fsm_token))
+		return -EINVAL;
+	/* copied out: pat is only byte-aligned */
+	{
+		struct ts_fsm_token t[256];
+
+		memcpy(t, c->pat, c->plen);
+		return ref_fsm_check(t, c->ntok,
+				     c->icase ? TS_IGNORECASE : 0);
+	}
+}
+
+/* Every match the reference sees, in find/next order; returns how many. */
+static unsigned int reference(const struct fuzz_case *c, unsigned int *out)
+{
+	struct ts_fsm_token t[256];
+	unsigned int n = 0, from = 0, pos, end;
+
+	if (c->algo == 3)
+		memcpy(t, c->pat, c->plen);
+	while (from <= c->dlen) {
+		if (c->algo == 3) {
+			pos = ref_fsm_find(t, c->ntok, c->data, c->dlen, from,
+					   &end);
+		} else {
+			pos = ref_find(c->pat, c->plen, c->data, c->dlen, from,
+				       c->icase);
+			end = pos + c->plen;
+		}
+		if (pos == UINT_MAX)
+			break;
+		if (pos < from || end < pos || end > c->dlen)
+			die("reference gave [%u, %u) from %u", pos, end, from);
+		out[n++] = pos;
+		from = end > pos ? end : pos + 1;
+	}
+	return n;
+}
+
+/* Compare a find/next sequence that began with @pos; returns the number
+ * of find/next calls made. */
+static unsigned int compare(const struct fuzz_case *c, const char *how,
+			    struct ts_config *conf, struct ts_state *st,
+			    unsigned int pos, const unsigned int *want,
+			    unsigned int nwant)
+{
+	unsigned int i, calls = 1;
+
+	for (i = 0; i <= nwant; i++) {
+		unsigned int w = i < nwant ? want[i] : UINT_MAX;
+
+		if (pos != w)
+			die("%s, %s: match %u at %u, reference says %u "
+			    "(pattern %u bytes, data %u bytes, icase %d)",
+			    algo_names[c->algo], how, i, pos, w, c->plen,
+			    c->dlen, c->icase);
+		if (i < nwant && st->offset < pos)
+			die("%s, %s: state offset %u before match %u",
+			    algo_names[c->algo], how, st->offset, pos);
+		pos = textsearch_next(conf, st);
+		calls++;
+	}
+	if (pos != UINT_MAX)
+		die("%s, %s: next after the end gave %u", algo_names[c->algo],
+		    how, pos);
+	return calls;
+}
+
+static u8 *snapshot(struct ts_config *conf, size_t *size)
+{
+	u8 *buf;
+
+	*size = sizeof(*conf) + conf->ts_priv_size;
+	buf = malloc(*size);
+	if (!buf)
+		abort();
+	memcpy(buf, conf, sizeof(*conf));
+	memcpy(buf + sizeof(*conf), ts_config_priv(conf), conf->ts_priv_size);
+	return buf;
+}
+
+static void run(struct fuzz_case *c)
+{
+	int flags = (c->icase ? TS_IGNORECASE : 0) | TS_AUTOLOAD;
+	struct ts_config *conf;
+	struct ts_state st;
+	struct blocks *b;
+	unsigned int *want, nwant, pos, calls;
+	long err = expected_error(c);
+	size_t size;
+	u8 *before, *after;
+
+	conf = textsearch_prepare(algo_names[c->algo], c->pat, c->plen,
+				  c->atomic ? GFP_ATOMIC : GFP_KERNEL, flags);
+	if (err) {
+		if (!IS_ERR(conf) || PTR_ERR(conf) != err)
+			die("%s: prepare of a bad pattern (%u bytes) gave %ld, "
+			    "want %ld", algo_names[c->algo], c->plen,
+			    IS_ERR(conf) ? PTR_ERR(conf) : 0L, err);
+		return;
+	}
+	if (IS_ERR_OR_NULL(conf))
+		die("%s: prepare failed: %s (%s)", algo_names[c->algo],
+		    textsearch_strerror((int)PTR_ERR(conf)),
+		    textsearch_last_error());
+	if (textsearch_get_pattern_len(conf) != c->plen ||
+	    memcmp(textsearch_get_pattern(conf), c->pat, c->plen) != 0)
+		die("%s: get_pattern differs from the pattern given",
+		    algo_names[c->algo]);
+
+	want = malloc((c->dlen + 2) * sizeof(*want));
+	if (!want)
+		abort();
+	nwant = reference(c, want);
+
+	/* contiguous, which must leave the config as it was */
+	before = snapshot(conf, &size);
+	pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);
+	compare(c, "contiguous", conf, &st, pos, want, nwant);
+	after = snapshot(conf, &size);
+	if (memcmp(before, after, size) != 0)
+		die("%s: find_continuous wrote to the config",
+		    algo_names[c->algo]);
+	free(before);
+	free(after);
+
+	/* through blocks */
+	switch (c->split) {
+	case 1:
+		b = blocks_random(c->data, c->dlen, &(struct rng){ 1 }, 1);
+		break;
+	case 2:
+		b = blocks_new(c->data, c->dlen, NULL, 0);
+		break;
+	default:
+		b = blocks_new(c->data, c->dlen, c->cuts, c->ncuts);
+		break;
+	}
+	pos = c->split == 3 ? blocks_find_kernel_style(conf, &st, b)
+			    : blocks_find(conf, &st, b);
+	calls = compare(c, c->split == 3 ? "kernel-style blocks" : "blocks",
+			conf, &st, pos, want, nwant);
+	if (!blocks_ok(b))
+		die("%s: consumed went backwards within a call",
+		    algo_names[c->algo]);
+	if (blocks_finishes(b) != calls)
+		die("%s: finish ran %u times in %u calls", algo_names[c->algo],
+		    blocks_finishes(b), calls);
+	blocks_free(b);
+	free(want);
+	textsearch_destroy(conf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
+{
+	struct fuzz_case *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		abort();
+	decode(c, in, size);
+	run(c);
+	free(c->data);
+	free(c);
+	return 0;
+}

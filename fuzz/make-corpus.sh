@@ -1,0 +1,104 @@
+#!/bin/sh
+# Write the seed corpus of fuzz_algorithms.c (its header describes the
+# input layout) into ${1:-fuzz/corpus}.  Each seed is one case the tests
+# care about, so the fuzzer starts from the interesting corners.
+set -eu
+out=${1:-fuzz/corpus}
+mkdir -p "$out"
+
+# byte 0: algorithm | flags | split mode
+KMP=0 BM=1 SHIFTOR=2 FSM=3
+ICASE=4 BYTES=8 ONE=16 KERNEL=24 RAW=32 ATOMIC=64
+# fsm types and recurrences, as in textsearch_fsm.h
+SPECIFIC=0 WILDCARD=1 DIGIT=2 XDIGIT=3 PRINT=4 ALPHA=5 ALNUM=6 ASCII=7
+CNTRL=8 GRAPH=9 LOWER=10 UPPER=11 PUNCT=12 SPACE=13
+SINGLE=0 PERHAPS=1 ANY=2 MULTI=3 HEAD=4
+
+# b N...: bytes by decimal value
+b() {
+	for v in "$@"; do
+		# shellcheck disable=SC2059
+		printf "\\$(printf %03o "$v")"
+	done
+}
+# s TEXT: bytes of a string
+s() { printf '%s' "$1"; }
+# tok TYPE RECUR VALUE (VALUE a number)
+tok() { b "$1" 0 "$2" "$3"; }
+# spec TEXT: SPECIFIC SINGLE tokens, one per character
+spec() {
+	printf '%s' "$1" | od -An -tu1 -v | tr -s ' ' '\n' | sed '/^$/d' |
+		while read -r v; do tok "$SPECIFIC" "$SINGLE" "$v"; done
+}
+# lit NAME CONTROL PATTERN SIZES DATA: a literal case; SIZES is a list of
+# block sizes (quoted, may be empty)
+lit() {
+	n=0
+	for _ in $4; do n=$((n + 1)); done
+	# shellcheck disable=SC2086
+	{ b "$2" "${#3}" "$n"; s "$3"; b $4; s "$5"; } > "$out/$1"
+}
+
+A="We dance the funky chicken"
+for a in KMP BM SHIFTOR; do
+	eval "c=\$$a"
+	name=$(echo "$a" | tr 'A-Z' 'a-z')
+	lit "$name-article-fragments" "$c" chicken "15 7" "$A"
+	lit "$name-article-kernel" $((c + KERNEL)) chicken "15 7 4" "$A"
+	lit "$name-aa-in-aaaa-bytes" $((c + BYTES)) aa "" aaaa
+	lit "$name-periodic" "$c" abab "3 1 2 5" "abababababaabab"
+	lit "$name-aaab" $((c + BYTES)) aaab "" "aaaaaaabaaab"
+	lit "$name-icase" $((c + ICASE)) "ChIcKeN" "20 1 1" \
+		"the funky CHICKEN chicken"
+	lit "$name-longer-than-data" "$c" "chickenchicken" "" chicken
+done
+lit bm-suffix-rule 1 "abcxxabc" "4 4 4" "xabcxxabcabcxxabcxabc"
+lit shiftor-atomic $((SHIFTOR + ATOMIC)) dance "" "$A"
+lit kmp-empty-pattern "$KMP" "" "" "$A"
+long=$(printf 'abcdefghij%.0s' 1 2 3 4 5 6 7)
+lit shiftor-long-pattern $((SHIFTOR + BYTES)) "$long" "" "x${long}y${long}"
+lit bm-long-pattern "$BM" "$long" "33 1 70" "${long}${long}"
+
+# ISO-8859-1 folding: 0xC0/0xE0 fold, 0xD7/0xF7 do not, 0xDF/0xFF alone
+for a in KMP BM SHIFTOR; do
+	eval "c=\$$a"
+	name=$(echo "$a" | tr 'A-Z' 'a-z')
+	{ b $((c + ICASE)) 3 1; b 192 215 223; b 2
+	  b 224 247 223 192 215 255 224 215 223 0 192 215 223; } \
+		> "$out/$name-latin1"
+done
+{ b $((KMP + ICASE + BYTES)) 2 0; b 255 0; b 0 255 0 223 255 0; } \
+	> "$out/kmp-binary"
+
+# fsm: the article, zero-width matches, classes, and invalid tokens
+{ b $FSM 8 2; tok $WILDCARD $HEAD 0; spec chicken; b 15 7; s "$A"; } \
+	> "$out/fsm-article"
+{ b $((FSM + KERNEL)) 3 1; tok $WILDCARD $HEAD 0; spec aa; b 1; s aaaa; } \
+	> "$out/fsm-aa-in-aaaa"
+{ b $((FSM + BYTES)) 1 0; tok $SPECIFIC $ANY 97; s bbb; } \
+	> "$out/fsm-lone-any"
+{ b $FSM 2 0; tok $WILDCARD $HEAD 0; tok $SPECIFIC $ANY 97; s bbab; } \
+	> "$out/fsm-head-any"
+{ b $((FSM + BYTES)) 2 0; tok $WILDCARD $HEAD 0; tok $SPECIFIC $PERHAPS 120
+  s axxbx; } > "$out/fsm-perhaps"
+{ b $FSM 5 3; tok $WILDCARD $HEAD 0; tok $ALPHA $MULTI 0
+  tok $SPACE $SINGLE 0; tok $DIGIT $MULTI 0; tok $PUNCT $PERHAPS 0
+  b 3 5 2; s "abc 123, x 9 Zz 42!"; } > "$out/fsm-classes"
+{ b $FSM 4 1; tok $ALNUM $HEAD 0; tok $XDIGIT $MULTI 0; tok $UPPER $ANY 0
+  tok $LOWER $SINGLE 0; b 6; s "zz0fA9Bc deadBEEFx"; } > "$out/fsm-hex"
+{ b $((FSM + BYTES)) 3 0; tok $PRINT $HEAD 0; tok $GRAPH $MULTI 0
+  tok $CNTRL $SINGLE 0; b 32 33 10 9 65 66 0 127 160 161; } \
+	> "$out/fsm-cntrl"
+{ b $FSM 2 0; tok $ASCII $HEAD 0; tok $SPECIFIC $SINGLE 233
+  b 97 98 233 128 233; } > "$out/fsm-latin1"
+{ b $FSM 1 0; tok $WILDCARD $HEAD 0; s abc; } > "$out/fsm-bad-head-alone"
+{ b $FSM 2 0; tok $SPECIFIC $SINGLE 97; tok $WILDCARD $HEAD 0; s abc; } \
+	> "$out/fsm-bad-head-second"
+{ b $FSM 1 0; tok 14 $SINGLE 97; s abc; } > "$out/fsm-bad-type"
+{ b $FSM 1 0; tok $SPECIFIC 5 97; s abc; } > "$out/fsm-bad-recur"
+{ b $FSM 1 0; b 0 1 0 97; s abc; } > "$out/fsm-bad-raw-type"
+{ b $((FSM + RAW)) 5 0; b 0 0 0 97 0; s abc; } > "$out/fsm-bad-length"
+{ b $((FSM + RAW)) 8 0; b 1 0 4 0 0 0 0 97; s "bba"; } > "$out/fsm-raw"
+{ b $((FSM + ICASE)) 1 0; tok $SPECIFIC $SINGLE 97; s abc; } \
+	> "$out/fsm-bad-icase"
+{ b $FSM 0 0; s abc; } > "$out/fsm-empty"
