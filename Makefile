@@ -29,7 +29,12 @@ comma := ,
 ifeq ($(SANITIZE),)
 BUILD      ?= build/default
 SANFLAGS   :=
+# every symbol the library uses must come from its own dependencies
+NO_UNDEFINED := -Wl,--no-undefined
 else
+# clang leaves the sanitizer runtime to the executable, so a sanitized
+# shared library has undefined symbols by design
+NO_UNDEFINED :=
 BUILD      ?= build/san-$(subst $(comma),-,$(SANITIZE))
 SANFLAGS   := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
               -fno-omit-frame-pointer
@@ -106,7 +111,7 @@ $(STATIC_LIB): $(LIB_OBJ)
 
 $(SHARED_LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) $(NO_UNDEFINED) \
 	  -o $@ $^ $(LDLIBS_LIB)
 	ln -sf libtextsearch.so.$(VERSION) $(BUILD)/lib/$(SONAME)
 	ln -sf libtextsearch.so.$(VERSION) $(BUILD)/lib/libtextsearch.so
