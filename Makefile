@@ -55,7 +55,6 @@ SHARED_LIB := $(BUILD)/lib/libtextsearch.so.$(VERSION)
 SONAME     := libtextsearch.so.$(SOVERSION)
 
 HEADERS    := include/textsearch.h include/textsearch_fsm.h
-MANPAGES   := $(wildcard docs/man/*.[0-9])
 
 # Plugins are built the way a third party builds them: against a staged
 # install, through pkg-config.
@@ -64,6 +63,14 @@ STAGE_PC   := PKG_CONFIG_PATH=$(STAGE)/usr/lib/pkgconfig \
               PKG_CONFIG_SYSROOT_DIR=$(STAGE)
 PLUGIN_DIRS := $(sort $(dir $(wildcard plugins/*/Makefile)))
 TEST_PLUGIN_DIRS := $(sort $(dir $(wildcard tests/plugins/*/Makefile)))
+
+# Programs: each folder tools/<name>/ builds $(BUILD)/bin/<name> from its .c
+# files, linked against the shared library found relative to the binary
+# ($ORIGIN/../lib), so it runs both from the build folder and installed.
+TOOL_NAMES := $(notdir $(patsubst %/,%,$(sort $(dir $(wildcard tools/*/*.c)))))
+TOOLS      := $(TOOL_NAMES:%=$(BUILD)/bin/%)
+MANPAGES1  := $(wildcard docs/man/*.1)
+MANPAGES3  := $(wildcard docs/man/*.3)
 
 EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
 EXAMPLES    := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
@@ -81,10 +88,10 @@ TEST_LDLIBS := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) \
 FUZZ_SRC   := fuzz/fuzz_algorithms.c
 FUZZ_BUILD := build/fuzz
 
-.PHONY: all lib plugins examples check demo fuzz install uninstall clean \
+.PHONY: all lib tools plugins examples check demo fuzz install uninstall clean \
         stage test-plugins FORCE
 
-all: lib plugins examples
+all: lib tools plugins examples
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -145,6 +152,15 @@ test-plugins: stage
 	    OUT=$(abspath $(BUILD)/test-plugins) CC='$(CC)' \
 	    CFLAGS='$(CFLAGS) $(SANFLAGS)' || exit 1; done
 
+tools: $(TOOLS)
+
+.SECONDEXPANSION:
+$(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) \
+                $(HEADERS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itools/$* $(filter %.c,$^) -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch -lpthread
+
 examples: $(EXAMPLES)
 
 $(BUILD)/examples/%: examples/%.c $(HEADERS) | stage
@@ -174,24 +190,29 @@ fuzz:
 install-files: lib $(PC_FILE)
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) \
-	  $(DESTDIR)$(MANDIR)/man3
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtextsearch.so
 	install -m 644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/
-	$(if $(MANPAGES),install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man3/)
+	$(if $(MANPAGES1),install -m 644 $(MANPAGES1) $(DESTDIR)$(MANDIR)/man1/)
+	$(if $(MANPAGES3),install -m 644 $(MANPAGES3) $(DESTDIR)$(MANDIR)/man3/)
 
 install: all install-files
 	install -m 755 $(wildcard $(BUILD)/plugins/*.so) $(DESTDIR)$(PLUGINDIR)/
+	$(if $(TOOLS),install -d $(DESTDIR)$(PREFIX)/bin)
+	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS)))
 	rm -f $(DESTDIR)$(LIBDIR)/libtextsearch.*
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/textsearch.pc
 	rm -rf $(DESTDIR)$(PLUGINDIR)
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MANPAGES)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MANPAGES3)))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(TOOL_NAMES))
 
 clean:
 	rm -rf build
