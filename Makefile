@@ -5,6 +5,7 @@
 #   make check SANITIZE=address,undefined   (or SANITIZE=thread)
 #   make demo                 search the shipped sample data
 #   make fuzz [FUZZ_SECONDS=60]   libFuzzer run (clang)
+#   make bench [BENCH_QUICK=1]    throughput table (docs/performance.md)
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # Each configuration builds in its own folder (BUILD), so sanitizer and
@@ -89,7 +90,7 @@ FUZZ_SRC   := fuzz/fuzz_algorithms.c
 FUZZ_BUILD := build/fuzz
 
 .PHONY: all lib tools plugins examples check demo fuzz install uninstall clean \
-        stage test-plugins FORCE
+        stage test-plugins bench FORCE
 
 all: lib tools plugins examples
 
@@ -177,6 +178,10 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_SRC) $(wildcard tests/support/*.h) \
 # The corpus replay compiles the fuzz target in (#include, found by -Ifuzz).
 $(BUILD)/tests/test_fuzz_corpus: fuzz/fuzz_algorithms.c fuzz/replay.c
 
+# The same way, the tsgrep pattern test compiles the parsers in.
+$(BUILD)/tests/test_tsgrep_patterns: tools/tsgrep/patterns.c \
+                                     tools/tsgrep/patterns.h
+
 check: all test-plugins $(TESTS)
 	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
 
@@ -186,6 +191,26 @@ demo: all
 fuzz:
 	@$(MAKE) --no-print-directory -f fuzz/fuzz.mk FUZZ_CC=$(FUZZ_CC) \
 	  FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) run
+
+# Never part of check: speed is measured, not asserted.  Hyperscan is
+# compared when pkg-config finds libhs (scripts/install-deps.sh --bench).
+BENCH_HS   := $(shell pkg-config --exists libhs 2>/dev/null && echo yes)
+BENCH_BIN  := $(BUILD)/bench/bench
+$(BENCH_BIN): $(wildcard bench/*.c) $(HEADERS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(if $(BENCH_HS),-DHAVE_HS \
+	  $(shell pkg-config --cflags libhs)) $(filter %.c,$^) -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -ltextsearch \
+	  $(if $(BENCH_HS),$(shell pkg-config --libs libhs))
+
+# tsgrep is compared when it builds; a tool under construction does not
+# stop the library's figures.
+bench: lib plugins $(BENCH_BIN)
+	@$(MAKE) --no-print-directory tools || \
+	  echo "bench: tools/ did not build, tsgrep may be skipped"
+	TEXTSEARCH_PLUGIN_PATH=$(abspath $(BUILD)/plugins) $(BENCH_BIN) \
+	  $(if $(BENCH_QUICK),--quick) --corpus $(BUILD)/bench/corpus.txt \
+	  --tsgrep $(BUILD)/bin/tsgrep
 
 install-files: lib $(PC_FILE)
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \

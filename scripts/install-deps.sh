@@ -4,13 +4,17 @@
 #
 #   scripts/install-deps.sh          build + test needs
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
+#   scripts/install-deps.sh --bench  also Hyperscan, ripgrep and hyperfine,
+#                                    the comparisons of `make bench` (which
+#                                    runs without them and says so)
 set -eu
 
 need="make gcc libc6-dev pkg-config libcmocka-dev"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
+--bench) need="$need libhyperscan-dev ripgrep hyperfine" ;;
 "") ;;
-*) echo "usage: $0 [--fuzz]" >&2; exit 2 ;;
+*) echo "usage: $0 [--fuzz|--bench]" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -1,0 +1,1059 @@
+/*
+ * bench.c - throughput of every registered literal algorithm against
+ * memchr, glibc memmem and (when built with it) Hyperscan, on a seeded
+ * corpus that anyone can regenerate, then tsgrep against grep -F and rg -F
+ * as whole processes.  `make bench` builds and runs it; docs/performance.md
+ * holds a run and its reading.  Speed is never asserted: the program fails
+ * only when an algorithm counts a different number of matches than memmem,
+ * because a fast wrong answer must not show up as a good figure.
+ *
+ *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
+ *
+ * Single thread, wall-clock (CLOCK_MONOTONIC), best of N passes: the
+ * corpus is larger than the last-level cache, so every pass streams from
+ * memory, and the best pass is the one least disturbed by the rest of the
+ * machine.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <textsearch.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_HS
+#include <hs.h>
+#endif
+
+/* ---- configuration -------------------------------------------------------- */
+
+#define SEED 0x7e575ea4c4ULL
+#define FULL_SIZE (128u << 20)
+#define QUICK_SIZE (4u << 20)
+#define PLANTS 8 /* copies of each rare-but-present pattern */
+
+static const unsigned int lengths[] = {1, 2, 3, 4, 8, 16, 32, 64, 256};
+#define NLEN (sizeof(lengths) / sizeof(lengths[0]))
+/* one more row: the common-prefix case, among many pthread_mutex_* calls */
+#define NROW (NLEN + 1)
+#define PTHREAD_ROW NLEN
+
+static const unsigned int block_sizes[] = {0, 64, 1500, 65536};
+#define NMODE 4 /* 0 = contiguous, then blocks through textsearch_find_with */
+#define MODE_1500 2
+
+/* Names tried with textsearch_prepare(); the ones that do not exist are
+ * skipped and listed.  "auto" and the SIMD algorithm may or may not have
+ * landed; --algos or BENCH_ALGOS replaces the list. */
+static const char default_algos[] =
+	"kmp bm shiftor rarebyte simd avx2 sse2 auto";
+#define MAX_ALGOS 16
+
+enum { ABSENT, RARE };
+static const char *const kind_name[] = {"absent", "rare"};
+static const char *const case_name[] = {"exact", "icase"};
+
+static int quick;
+static double budget; /* seconds of timing per cell, at most */
+static int max_reps;
+
+/* ---- deterministic corpus -------------------------------------------------- */
+
+static uint64_t rng_state = SEED;
+
+static uint64_t rnd(void) /* splitmix64: tiny, fast, same on every machine */
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned int rnd_below(unsigned int n)
+{
+	return (unsigned int)((rnd() >> 32) * n >> 32);
+}
+
+#define NWORDS 3000
+static char words[NWORDS][16];
+
+/* English-looking words from syllables; the generator never emits '@',
+ * '~', '$' or '`', which keeps those bytes for the 1-byte patterns. */
+static void make_vocabulary(void)
+{
+	static const char *const onset[] = {
+		"", "b", "c", "d", "f", "g", "h", "l", "m", "n", "p", "r", "s",
+		"t", "v", "w", "st", "th", "tr", "ch", "sh", "pl", "gr", "br"};
+	static const char *const nucleus[] = {"a", "e", "i", "o", "u", "ea",
+					      "ou", "io", "ai", "y"};
+	static const char *const coda[] = {"", "", "", "n", "r", "s", "t",
+					   "l", "nd", "ng", "st", "ck"};
+	unsigned int i, s, nsyl;
+
+	for (i = 0; i < NWORDS; i++) {
+		char *w = words[i];
+
+		w[0] = '\0';
+		nsyl = 1 + rnd_below(3);
+		for (s = 0; s < nsyl; s++) {
+			strcat(w, onset[rnd_below(sizeof(onset) / sizeof(*onset))]);
+			strcat(w, nucleus[rnd_below(sizeof(nucleus) /
+						    sizeof(*nucleus))]);
+			strcat(w, coda[rnd_below(sizeof(coda) / sizeof(*coda))]);
+		}
+	}
+}
+
+/* Zipf-like: a few words are very common, most are rare. */
+static const char *word(void)
+{
+	uint64_t r = rnd() >> 40;
+
+	return words[(unsigned int)((r * r >> 24) * NWORDS >> 24)];
+}
+
+struct out {
+	char *p, *end;
+};
+
+static void put(struct out *o, const char *s)
+{
+	while (*s && o->p < o->end)
+		*o->p++ = *s++;
+}
+
+static void putf(struct out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void putf(struct out *o, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	put(o, line);
+}
+
+/* Prose and C-like lines; the C lines call many pthread_* functions (so a
+ * search for pthread_mutex_lock meets its prefix everywhere) but never
+ * pthread_mutex_lock itself, which is only planted. */
+static void make_corpus(char *buf, size_t size)
+{
+	struct out o = {buf, buf + size};
+	unsigned int n, i;
+
+	make_vocabulary();
+	while (o.p < o.end) {
+		switch (rnd_below(16)) {
+		case 0: case 1: case 2: case 3: case 4: case 5: case 6:
+			n = 6 + rnd_below(12);
+			for (i = 0; i < n; i++) {
+				const char *w = word();
+				char cap[16];
+
+				if (i == 0) {
+					strcpy(cap, w);
+					cap[0] = (char)(cap[0] - 32 * (cap[0] >= 'a'));
+					w = cap;
+					put(&o, w);
+				} else {
+					put(&o, " ");
+					put(&o, w);
+				}
+				if (i + 1 < n && rnd_below(8) == 0)
+					put(&o, ",");
+			}
+			put(&o, ".\n");
+			break;
+		case 7:
+			putf(&o, "\tpthread_mutex_unlock(&%s->%s);\n", word(), word());
+			break;
+		case 8:
+			putf(&o, "\tpthread_mutex_init(&%s->lock, NULL);\n", word());
+			break;
+		case 9:
+			putf(&o, "\tpthread_cond_wait(&%s->cond, &%s->mutex);\n",
+			     word(), word());
+			break;
+		case 10:
+			putf(&o, "\tif (pthread_mutex_trylock(&%s) != 0)\n"
+				 "\t\treturn -EBUSY;\n", word());
+			break;
+		case 11:
+			putf(&o, "\tpthread_create(&%s, NULL, %s_main, %s);\n",
+			     word(), word(), word());
+			break;
+		case 12:
+			putf(&o, "static int %s_%s(struct %s *%s)\n{\n", word(),
+			     word(), word(), word());
+			break;
+		case 13:
+			putf(&o, "\t%s = %s[%u] + %u;\n", word(), word(),
+			     rnd_below(64), rnd_below(4096));
+			break;
+		case 14:
+			putf(&o, "#include <%s/%s.h>\n", word(), word());
+			break;
+		default:
+			putf(&o, "\t/* %s %s %s */\n}\n", word(), word(), word());
+			break;
+		}
+	}
+}
+
+static void fold_copy(u8 *dst, const u8 *src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = textsearch_fold(src[i]);
+}
+
+/* Non-overlapping occurrences, the way textsearch_next() counts them. */
+static unsigned long memmem_count(const u8 *hay, size_t n, const u8 *pat,
+				  size_t len)
+{
+	const u8 *p = hay, *end = hay + n;
+	unsigned long count = 0;
+
+	while ((p = memmem(p, (size_t)(end - p), pat, len)) != NULL) {
+		count++;
+		p += len;
+	}
+	return count;
+}
+
+/* ---- patterns --------------------------------------------------------------- */
+
+struct pattern {
+	char text[260];
+	unsigned int len;
+	unsigned long expect[2]; /* matches, exact and icase */
+};
+
+static struct pattern pats[NROW][2]; /* [row][ABSENT/RARE] */
+
+/* A lowercase pattern of @len bytes that does not occur in the folded
+ * corpus, so it is absent whatever the case.  Short ones are random letters
+ * (the syllables leave many letter pairs unused), long ones are runs of
+ * vocabulary words, the way a real search looks. */
+static void pick_absent(char *dst, unsigned int len, const u8 *folded,
+			size_t n, const char *avoid)
+{
+	unsigned int tries, i;
+
+	for (tries = 0; tries < 1000; tries++) {
+		if (len <= 4) {
+			for (i = 0; i < len; i++)
+				dst[i] = (char)('a' + rnd_below(26));
+		} else {
+			char buf[600] = "";
+
+			while (strlen(buf) < len) {
+				strcat(buf, word());
+				strcat(buf, " ");
+			}
+			memcpy(dst, buf, len);
+		}
+		dst[len] = '\0';
+		if (avoid && !strcmp(dst, avoid))
+			continue;
+		if (!memmem(folded, n, dst, len))
+			return;
+	}
+	fprintf(stderr, "bench: no absent pattern of length %u\n", len);
+	exit(2);
+}
+
+static void choose_patterns(u8 *corpus, u8 *folded, size_t n)
+{
+	unsigned int r, k, p = 0;
+
+	for (r = 0; r < NROW; r++) {
+		struct pattern *a = &pats[r][ABSENT], *q = &pats[r][RARE];
+
+		if (r == PTHREAD_ROW) {
+			strcpy(q->text, "pthread_mutex_lock");
+			strcpy(a->text, "pthread_mutex_lick");
+		} else if (lengths[r] == 1) {
+			strcpy(q->text, "@");
+			strcpy(a->text, "~");
+		} else {
+			pick_absent(q->text, lengths[r], folded, n, NULL);
+			pick_absent(a->text, lengths[r], folded, n, q->text);
+		}
+		q->len = (unsigned int)strlen(q->text);
+		a->len = (unsigned int)strlen(a->text);
+	}
+	/* Plant the rare ones, spread over the whole corpus; every other copy
+	 * starts with a capital so that case-insensitive searches find more. */
+	for (r = 0; r < NROW; r++) {
+		struct pattern *q = &pats[r][RARE];
+
+		for (k = 0; k < PLANTS; k++, p++) {
+			size_t at = (size_t)((k + (r + 0.5) / NROW) *
+					     ((double)n / PLANTS));
+			if (at + q->len > n)
+				at = n - q->len - 1;
+			memcpy(corpus + at, q->text, q->len);
+			if (k & 1)
+				corpus[at] = (u8)(corpus[at] - 32 *
+					(corpus[at] >= 'a' && corpus[at] <= 'z'));
+			fold_copy(folded + at, corpus + at, q->len);
+		}
+	}
+	(void)p;
+	for (r = 0; r < NROW; r++)
+		for (k = 0; k < 2; k++) {
+			struct pattern *x = &pats[r][k];
+			u8 low[260];
+
+			fold_copy(low, (const u8 *)x->text, x->len);
+			x->expect[0] = memmem_count(corpus, n,
+						    (const u8 *)x->text, x->len);
+			x->expect[1] = memmem_count(folded, n, low, x->len);
+		}
+}
+
+/* ---- timing ------------------------------------------------------------------ */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef unsigned long (*run_fn)(void *ctx);
+
+/* Best of up to max_reps passes, stopping once the budget is spent (slow
+ * cells get one or two passes: their ratios are far from any target). */
+static double best_time(run_fn fn, void *ctx, unsigned long *count)
+{
+	double best = 1e30, total = 0;
+	int reps = 0;
+
+	do {
+		double t0 = now(), t;
+
+		*count = fn(ctx);
+		t = now() - t0;
+		total += t;
+		if (t < best)
+			best = t;
+		reps++;
+	} while (reps < max_reps && total + best < budget);
+	return best;
+}
+
+static const u8 *corpus;
+static const u8 *folded;
+static size_t corpus_len;
+
+/* ---- our searches ------------------------------------------------------------ */
+
+struct blocks {
+	const u8 *base;
+	unsigned int len, bs;
+};
+
+/* Serves the corpus in fixed-size blocks: what a packet or page provider
+ * does, with the cost of one call per block. */
+static unsigned int block_next(unsigned int consumed, const u8 **dst,
+			       struct ts_config *conf, struct ts_state *state)
+{
+	struct blocks b;
+	unsigned int room, left;
+
+	(void)conf;
+	memcpy(&b, state->cb, sizeof(b));
+	if (consumed >= b.len)
+		return 0;
+	room = b.bs - consumed % b.bs;
+	left = b.len - consumed;
+	*dst = b.base + consumed;
+	return room < left ? room : left;
+}
+
+struct ts_run {
+	struct ts_config *conf;
+	unsigned int bs;
+};
+
+static unsigned long run_ts(void *arg)
+{
+	struct ts_run *r = arg;
+	struct ts_state state;
+	unsigned long count = 0;
+	unsigned int pos;
+
+	if (!r->bs) {
+		pos = textsearch_find_continuous(r->conf, &state, corpus,
+						 (unsigned int)corpus_len);
+	} else {
+		struct blocks b = {corpus, (unsigned int)corpus_len, r->bs};
+
+		memcpy(state.cb, &b, sizeof(b));
+		pos = textsearch_find_with(r->conf, &state, block_next, NULL);
+	}
+	for (; pos != UINT_MAX; pos = textsearch_next(r->conf, &state))
+		count++;
+	return count;
+}
+
+/* ---- baselines ---------------------------------------------------------------- */
+
+struct mm_run {
+	const u8 *hay;
+	const char *pat;
+	unsigned int len;
+};
+
+static unsigned long run_memmem(void *arg)
+{
+	struct mm_run *m = arg;
+
+	return memmem_count(m->hay, corpus_len, (const u8 *)m->pat, m->len);
+}
+
+static unsigned long run_memchr(void *arg)
+{
+	const u8 *p = corpus, *end = corpus + corpus_len;
+	unsigned long count = 0;
+
+	(void)arg;
+	while ((p = memchr(p, '~', (size_t)(end - p))) != NULL) {
+		count++;
+		p++;
+	}
+	return count;
+}
+
+#ifdef HAVE_HS
+struct hs_run {
+	hs_database_t *block, *stream;
+	hs_scratch_t *scratch;
+};
+
+static int on_match(unsigned int id, unsigned long long from,
+		    unsigned long long to, unsigned int flags, void *ctx)
+{
+	(void)id;
+	(void)from;
+	(void)to;
+	(void)flags;
+	++*(unsigned long *)ctx;
+	return 0;
+}
+
+static unsigned long run_hs_block(void *arg)
+{
+	struct hs_run *h = arg;
+	unsigned long count = 0;
+
+	hs_scan(h->block, (const char *)corpus, (unsigned int)corpus_len, 0,
+		h->scratch, on_match, &count);
+	return count;
+}
+
+static unsigned long run_hs_stream(void *arg)
+{
+	struct hs_run *h = arg;
+	unsigned long count = 0;
+	hs_stream_t *s;
+	size_t off;
+
+	if (hs_open_stream(h->stream, 0, &s) != HS_SUCCESS)
+		return ULONG_MAX;
+	for (off = 0; off < corpus_len; off += 1500) {
+		size_t n = corpus_len - off < 1500 ? corpus_len - off : 1500;
+
+		hs_scan_stream(s, (const char *)corpus + off, (unsigned int)n,
+			       0, h->scratch, on_match, &count);
+	}
+	hs_close_stream(s, h->scratch, on_match, &count);
+	return count;
+}
+
+/* The literal API: no escaping, every byte of the pattern is literal. */
+static int hs_prepare(struct hs_run *h, const struct pattern *p, int icase)
+{
+	hs_compile_error_t *err = NULL;
+	unsigned int flags = icase ? HS_FLAG_CASELESS : 0;
+
+	if (hs_compile_lit(p->text, flags, p->len, HS_MODE_BLOCK, NULL,
+			   &h->block, &err) != HS_SUCCESS ||
+	    hs_compile_lit(p->text, flags, p->len, HS_MODE_STREAM, NULL,
+			   &h->stream, &err) != HS_SUCCESS) {
+		fprintf(stderr, "bench: hyperscan: %s\n",
+			err ? err->message : "?");
+		hs_free_compile_error(err);
+		return -1;
+	}
+	h->scratch = NULL;
+	if (hs_alloc_scratch(h->block, &h->scratch) != HS_SUCCESS ||
+	    hs_alloc_scratch(h->stream, &h->scratch) != HS_SUCCESS)
+		return -1;
+	return 0;
+}
+
+static void hs_release(struct hs_run *h)
+{
+	hs_free_scratch(h->scratch);
+	hs_free_database(h->block);
+	hs_free_database(h->stream);
+}
+#endif
+
+/* ---- results ------------------------------------------------------------------- */
+
+static const char *algos[MAX_ALGOS];
+static unsigned int nalgos;
+static int kmp_index = -1;
+
+/* GB/s; 0 = not measured */
+static double res[MAX_ALGOS][NMODE][2][2][NROW]; /* algo mode case kind row */
+static double mm_gbps[2][2][NROW];               /* case kind row */
+static double hsb_gbps[2][2][NROW], hss_gbps[2][2][NROW];
+static double memchr_gbps;
+static int wrong;
+
+static double gbps(double seconds)
+{
+	return (double)corpus_len / seconds / 1e9;
+}
+
+static void ratio(char *out, size_t n, double a, double b)
+{
+	if (a > 0 && b > 0)
+		snprintf(out, n, "%.2f", a / b);
+	else
+		snprintf(out, n, "n/a");
+}
+
+static void row_label(char *out, size_t n, unsigned int r)
+{
+	if (r == PTHREAD_ROW)
+		snprintf(out, n, "18*");
+	else
+		snprintf(out, n, "%u", lengths[r]);
+}
+
+static void mode_label(char *out, size_t n, unsigned int m)
+{
+	if (m)
+		snprintf(out, n, "blk%u", block_sizes[m]);
+	else
+		snprintf(out, n, "contig");
+}
+
+/* One row: our figure (or a baseline's) and its ratios, in mode @m. */
+static void print_line(unsigned int m, int c, int k, unsigned int r,
+		       const char *name, double v, unsigned long count)
+{
+	char mode[16], len[8], x[5][16];
+
+	mode_label(mode, sizeof(mode), m);
+	row_label(len, sizeof(len), r);
+	ratio(x[0], sizeof(x[0]), v, memchr_gbps);
+	ratio(x[1], sizeof(x[1]), v, mm_gbps[c][k][r]);
+	ratio(x[2], sizeof(x[2]), v, hsb_gbps[c][k][r]);
+	ratio(x[3], sizeof(x[3]), v, hss_gbps[c][k][r]);
+	ratio(x[4], sizeof(x[4]), v, kmp_index >= 0 ?
+	      res[kmp_index][m][c][k][r] : 0);
+	printf("%-7s %-5s %-6s %4s %-14s %7.2f %7s %7s %7s %7s %7s %lu\n",
+	       mode, case_name[c], kind_name[k], len, name, v, x[0], x[1],
+	       x[2], x[3], x[4], count);
+}
+
+/* ---- the throughput table --------------------------------------------------------- */
+
+static void discover(const char *list)
+{
+	char buf[512], *save = NULL, *name;
+	char skipped[512] = "";
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (name = strtok_r(buf, " ,", &save); name;
+	     name = strtok_r(NULL, " ,", &save)) {
+		struct ts_config *conf = textsearch_prepare(
+			name, "abcd", 4, GFP_KERNEL, TS_AUTOLOAD);
+
+		if (IS_ERR(conf)) {
+			strcat(skipped, " ");
+			strncat(skipped, name, 32);
+			continue;
+		}
+		textsearch_destroy(conf);
+		if (nalgos < MAX_ALGOS) {
+			if (!strcmp(name, "kmp"))
+				kmp_index = (int)nalgos;
+			algos[nalgos++] = strdup(name);
+		}
+	}
+	printf("algorithms: ");
+	for (unsigned int i = 0; i < nalgos; i++)
+		printf("%s%s", i ? " " : "", algos[i]);
+	printf("\nnot registered, skipped:%s\n", *skipped ? skipped : " none");
+}
+
+static void measure_baselines(void)
+{
+	unsigned long count;
+	int c, k;
+	unsigned int r;
+
+	memchr_gbps = gbps(best_time(run_memchr, NULL, &count));
+	for (c = 0; c < 2; c++)
+		for (k = 0; k < 2; k++)
+			for (r = 0; r < NROW; r++) {
+				const struct pattern *p = &pats[r][k];
+				char low[260];
+				struct mm_run m = {c ? folded : corpus,
+						   p->text, p->len};
+
+				/* icase: memmem over a copy folded
+				 * beforehand, folding not timed */
+				if (c) {
+					fold_copy((u8 *)low,
+						  (const u8 *)p->text, p->len);
+					m.pat = low;
+				}
+				mm_gbps[c][k][r] = gbps(
+					best_time(run_memmem, &m, &count));
+#ifdef HAVE_HS
+				struct hs_run h;
+
+				if (hs_prepare(&h, p, c) == 0) {
+					hsb_gbps[c][k][r] = gbps(best_time(
+						run_hs_block, &h, &count));
+					if (count != p->expect[c])
+						printf("note: hs-block counts %lu, memmem %lu (%s)\n",
+						       count, p->expect[c],
+						       p->text);
+					hss_gbps[c][k][r] = gbps(best_time(
+						run_hs_stream, &h, &count));
+					hs_release(&h);
+				}
+#endif
+			}
+}
+
+static void measure_algos(void)
+{
+	unsigned int a, m, r;
+	int c, k;
+
+	for (a = 0; a < nalgos; a++)
+		for (c = 0; c < 2; c++)
+			for (k = 0; k < 2; k++)
+				for (r = 0; r < NROW; r++) {
+					const struct pattern *p = &pats[r][k];
+					struct ts_run run;
+					unsigned long count;
+
+					run.conf = textsearch_prepare(
+						algos[a], p->text, p->len,
+						GFP_KERNEL,
+						TS_AUTOLOAD |
+							(c ? TS_IGNORECASE : 0));
+					if (IS_ERR(run.conf))
+						continue; /* e.g. a length limit */
+					for (m = 0; m < NMODE; m++) {
+						run.bs = block_sizes[m];
+						res[a][m][c][k][r] = gbps(best_time(
+							run_ts, &run, &count));
+						if (count != p->expect[c]) {
+							printf("WRONG: %s %s %s '%s' mode %u: %lu matches, memmem %lu\n",
+							       algos[a], case_name[c],
+							       kind_name[k], p->text,
+							       block_sizes[m], count,
+							       p->expect[c]);
+							wrong = 1;
+						}
+					}
+					textsearch_destroy(run.conf);
+				}
+}
+
+static void print_table(void)
+{
+	unsigned int a, m, r;
+	int c, k;
+
+	printf("\nGB/s = corpus bytes / best pass; x NAME = this GB/s over NAME's GB/s\n"
+	       "for the same pattern, case and kind (memmem and hs-block are contiguous,\n"
+	       "hs-s15 is Hyperscan stream mode fed 1500-byte blocks); x kmp is in the\n"
+	       "same mode; 18* = pthread_mutex_lock / pthread_mutex_lick (common prefix).\n"
+	       "icase memmem searches a copy of the corpus folded beforehand (folding not timed).\n\n");
+	printf("%-7s %-5s %-6s %4s %-14s %7s %7s %7s %7s %7s %7s %s\n", "mode",
+	       "case", "kind", "len", "algorithm", "GB/s", "xmemchr", "xmemmem",
+	       "xhs-blk", "xhs-s15", "xkmp", "matches");
+	printf("%-7s %-5s %-6s %4s %-14s %7.2f\n", "contig", "-", "absent", "1",
+	       "memchr", memchr_gbps);
+	for (m = 0; m < NMODE; m++)
+		for (c = 0; c < 2; c++)
+			for (k = 0; k < 2; k++)
+				for (r = 0; r < NROW; r++) {
+					unsigned long e = pats[r][k].expect[c];
+
+					if (m == 0) {
+						print_line(m, c, k, r,
+							   c ? "memmem(folded)" : "memmem",
+							   mm_gbps[c][k][r], e);
+						if (hsb_gbps[c][k][r] > 0)
+							print_line(m, c, k, r, "hs-block",
+								   hsb_gbps[c][k][r], e);
+					}
+					if (m == MODE_1500 && hss_gbps[c][k][r] > 0)
+						print_line(m, c, k, r, "hs-stream1500",
+							   hss_gbps[c][k][r], e);
+					for (a = 0; a < nalgos; a++)
+						if (res[a][m][c][k][r] > 0)
+							print_line(m, c, k, r, algos[a],
+								   res[a][m][c][k][r], e);
+				}
+}
+
+/* ---- targets ---------------------------------------------------------------------- */
+
+/* The algorithm the targets are about: "auto" when it exists, else the
+ * first one that is not one of the scalar three, else the fastest of
+ * those per cell. */
+static int champion(void)
+{
+	unsigned int a;
+
+	for (a = 0; a < nalgos; a++)
+		if (!strcmp(algos[a], "auto"))
+			return (int)a;
+	for (a = 0; a < nalgos; a++)
+		if (strcmp(algos[a], "kmp") && strcmp(algos[a], "bm") &&
+		    strcmp(algos[a], "shiftor"))
+			return (int)a;
+	return -1;
+}
+
+static double champ_value(int ch, unsigned int m, int c, int k, unsigned int r)
+{
+	double best = 0;
+	unsigned int a;
+
+	if (ch >= 0)
+		return res[ch][m][c][k][r];
+	for (a = 0; a < nalgos; a++)
+		if (res[a][m][c][k][r] > best)
+			best = res[a][m][c][k][r];
+	return best;
+}
+
+struct target {
+	const char *what;
+	double need, worst;
+	char where[96];
+	int cells, failed, unknown;
+};
+
+static void check(struct target *t, double ours, double theirs,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void check(struct target *t, double ours, double theirs,
+		  const char *fmt, ...)
+{
+	double x;
+	va_list ap;
+
+	if (ours <= 0 || theirs <= 0) {
+		t->unknown++;
+		return;
+	}
+	x = ours / theirs;
+	t->cells++;
+	if (x < t->need)
+		t->failed++;
+	if (t->cells == 1 || x < t->worst) {
+		t->worst = x;
+		va_start(ap, fmt);
+		vsnprintf(t->where, sizeof(t->where), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void report(const struct target *t)
+{
+	if (!t->cells) {
+		printf("  %-48s not measurable here\n", t->what);
+		return;
+	}
+	printf("  %-48s %s: %d of %d cells below %.1fx; worst %.2fx (%s)%s\n",
+	       t->what, t->failed ? "NOT MET" : "met", t->failed, t->cells,
+	       t->need, t->worst, t->where,
+	       t->unknown ? " [some cells unmeasured]" : "");
+}
+
+static void print_targets(void)
+{
+	struct target t_hsb = {"len>=4: >=1.0x hs-block (contig)", 1.0, 0, "", 0, 0, 0};
+	struct target t_hss = {"len>=4: >=1.2x hs-stream (1500-byte blocks)", 1.2, 0, "", 0, 0, 0};
+	struct target t_mc = {"len>=8: >=1.0x memchr (contig)", 1.0, 0, "", 0, 0, 0};
+	struct target t_mm = {"all: >=3x memmem (contig)", 3.0, 0, "", 0, 0, 0};
+	struct target t_kmp = {"all: >=30x kmp (every mode)", 30.0, 0, "", 0, 0, 0};
+	struct target t_ic = {"icase >=0.7x exact (every mode)", 0.7, 0, "", 0, 0, 0};
+	int ch = champion(), c, k;
+	unsigned int r, m, len;
+	char mode[16], lab[8];
+
+	printf("\ntargets, for %s:\n", ch >= 0 ? algos[ch] :
+	       "the fastest of the available algorithms, cell by cell");
+	for (c = 0; c < 2; c++)
+		for (k = 0; k < 2; k++)
+			for (r = 0; r < NROW; r++) {
+				len = pats[r][k].len;
+				row_label(lab, sizeof(lab), r);
+				if (len >= 4) {
+					check(&t_hsb, champ_value(ch, 0, c, k, r),
+					      hsb_gbps[c][k][r], "%s %s len %s",
+					      case_name[c], kind_name[k], lab);
+					check(&t_hss, champ_value(ch, MODE_1500, c, k, r),
+					      hss_gbps[c][k][r], "%s %s len %s",
+					      case_name[c], kind_name[k], lab);
+				}
+				if (len >= 8)
+					check(&t_mc, champ_value(ch, 0, c, k, r),
+					      memchr_gbps, "%s %s len %s",
+					      case_name[c], kind_name[k], lab);
+				check(&t_mm, champ_value(ch, 0, c, k, r),
+				      mm_gbps[c][k][r], "%s %s len %s",
+				      case_name[c], kind_name[k], lab);
+				for (m = 0; m < NMODE; m++) {
+					mode_label(mode, sizeof(mode), m);
+					if (kmp_index >= 0 && kmp_index != ch)
+						check(&t_kmp, champ_value(ch, m, c, k, r),
+						      res[kmp_index][m][c][k][r],
+						      "%s %s %s len %s", mode,
+						      case_name[c], kind_name[k], lab);
+					if (c)
+						check(&t_ic, champ_value(ch, m, 1, k, r),
+						      champ_value(ch, m, 0, k, r),
+						      "%s %s len %s", mode,
+						      kind_name[k], lab);
+				}
+			}
+	report(&t_hsb);
+	report(&t_hss);
+	report(&t_mc);
+	report(&t_mm);
+	report(&t_kmp);
+	report(&t_ic);
+}
+
+/* ---- whole processes ------------------------------------------------------------ */
+
+/* Runs argv with stdout read back; returns wall seconds, or -1. */
+static double run_process(char *const argv[], char *out, size_t outsz)
+{
+	int fds[2], status;
+	double t0;
+	pid_t pid;
+	ssize_t got;
+	size_t have = 0;
+
+	if (pipe(fds))
+		return -1;
+	t0 = now();
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((got = read(fds[0], out + have, outsz - 1 - have)) > 0)
+		have += (size_t)got;
+	close(fds[0]);
+	out[have] = '\0';
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+		return -1; /* grep's 2 = error */
+	return now() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int on_path(const char *prog)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
+	return system(cmd) == 0;
+}
+
+static void processes(const char *file, const char *tsgrep)
+{
+	const char *tools[3] = {tsgrep, "grep", "rg"};
+	int have[3];
+	const int runs = quick ? 3 : 7;
+	unsigned int pi, t;
+	int ic, i;
+	static const unsigned int which[][2] = {{PTHREAD_ROW, RARE},
+						{4, ABSENT}}; /* row 4 = 8 bytes */
+
+	have[0] = tsgrep && access(tsgrep, X_OK) == 0;
+	have[1] = on_path("grep");
+	have[2] = on_path("rg");
+	printf("\nwhole process, median of %d runs, LC_ALL=C, file %s (%zu bytes):\n",
+	       runs, file, corpus_len);
+	if (!have[0])
+		printf("  tsgrep: skipped, %s does not exist yet\n",
+		       tsgrep ? tsgrep : "(no --tsgrep)");
+	if (!have[2])
+		printf("  rg: skipped, not installed (scripts/install-deps.sh --bench)\n");
+	setenv("LC_ALL", "C", 1);
+	printf("  %-28s %-8s %9s %9s %9s %s\n", "pattern", "options", "tsgrep",
+	       "grep -F", "rg -F", "counts");
+	for (pi = 0; pi < sizeof(which) / sizeof(which[0]); pi++)
+		for (ic = 0; ic < 2; ic++) {
+			const struct pattern *p = &pats[which[pi][0]][which[pi][1]];
+			double med[3] = {0, 0, 0};
+			char counts[3][64] = {"-", "-", "-"};
+
+			for (t = 0; t < 3; t++) {
+				double times[16];
+				char *argv[8], out[64];
+				int n = 0, ok = 1;
+
+				if (!have[t])
+					continue;
+				argv[n++] = (char *)tools[t];
+				argv[n++] = "-F";
+				if (ic)
+					argv[n++] = "-i";
+				argv[n++] = "-c";
+				argv[n++] = "--";
+				argv[n++] = (char *)p->text;
+				argv[n++] = (char *)file;
+				argv[n] = NULL;
+				for (i = 0; i < runs && ok; i++) {
+					times[i] = run_process(argv, out, sizeof(out));
+					ok = times[i] >= 0;
+				}
+				if (!ok) {
+					snprintf(counts[t], sizeof(counts[t]), "error");
+					continue;
+				}
+				qsort(times, (size_t)runs, sizeof(double), cmp_double);
+				med[t] = times[runs / 2];
+				/* rg -c prints nothing when nothing matches */
+				out[strcspn(out, "\n")] = '\0';
+				snprintf(counts[t], sizeof(counts[t]), "%s",
+					 *out ? out : "0");
+			}
+			char cell[3][16];
+
+			for (t = 0; t < 3; t++)
+				if (med[t] > 0)
+					snprintf(cell[t], 16, "%.3fs", med[t]);
+				else
+					snprintf(cell[t], 16, "-");
+			printf("  %-28s %-8s %9s %9s %9s %s/%s/%s", p->text,
+			       ic ? "-F -i -c" : "-F -c", cell[0], cell[1],
+			       cell[2], counts[0], counts[1], counts[2]);
+			if (med[0] > 0 && med[2] > 0)
+				printf("  tsgrep/rg time %.2fx (%s)", med[0] / med[2],
+				       med[0] <= med[2] * 1.05 ? "met" : "NOT MET");
+			printf("\n");
+		}
+}
+
+static void write_corpus(const char *file)
+{
+	FILE *f = fopen(file, "wb");
+
+	if (!f || fwrite(corpus, 1, corpus_len, f) != corpus_len || fclose(f)) {
+		fprintf(stderr, "bench: cannot write %s: %s\n", file,
+			strerror(errno));
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *file = NULL, *tsgrep = NULL;
+	const char *list = getenv("BENCH_ALGOS");
+	u8 *buf, *fbuf;
+	double t0 = now();
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--corpus") && i + 1 < argc)
+			file = argv[++i];
+		else if (!strcmp(argv[i], "--tsgrep") && i + 1 < argc)
+			tsgrep = argv[++i];
+		else if (!strcmp(argv[i], "--algos") && i + 1 < argc)
+			list = argv[++i];
+		else {
+			fprintf(stderr, "usage: %s [--quick] [--corpus FILE] "
+				"[--tsgrep PATH] [--algos \"a b\"]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (!list || !*list)
+		list = default_algos;
+	corpus_len = quick ? QUICK_SIZE : FULL_SIZE;
+	budget = quick ? 0.02 : 0.12;
+	max_reps = quick ? 2 : 5;
+
+	buf = malloc(corpus_len);
+	fbuf = malloc(corpus_len);
+	if (!buf || !fbuf)
+		return 2;
+	make_corpus((char *)buf, corpus_len);
+	fold_copy(fbuf, buf, corpus_len);
+	choose_patterns(buf, fbuf, corpus_len);
+	corpus = buf;
+	folded = fbuf;
+
+	printf("textsearch bench%s: %zu-byte corpus, seed %#llx, single thread, "
+	       "best of up to %d passes\n", quick ? " (quick)" : "", corpus_len,
+	       (unsigned long long)SEED, max_reps);
+#ifdef HAVE_HS
+	printf("hyperscan %s\n", hs_version());
+#else
+	printf("hyperscan: not built in (no pkg-config libhs; "
+	       "scripts/install-deps.sh --bench), its columns say n/a\n");
+#endif
+	discover(list);
+	measure_baselines();
+	measure_algos();
+	print_table();
+	print_targets();
+	if (file) {
+		write_corpus(file);
+		processes(file, tsgrep);
+	}
+	printf("\nbench: %.0f s%s\n", now() - t0,
+	       wrong ? "; WRONG match counts above" : "");
+	return wrong;
+}
