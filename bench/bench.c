@@ -54,7 +54,8 @@ static const unsigned int block_sizes[] = {0, 64, 1500, 65536};
  * skipped and listed.  "auto" and the SIMD algorithm may or may not have
  * landed; --algos or BENCH_ALGOS replaces the list. */
 static const char default_algos[] =
-	"kmp bm shiftor rarebyte simd avx2 sse2 auto";
+	"kmp bm shiftor rarebyte rarebyte_avx512 rarebyte_avx2 rarebyte_sse2 "
+	"rarebyte_scalar simd auto";
 #define MAX_ALGOS 16
 
 enum { ABSENT, RARE };
