@@ -6,14 +6,18 @@
  *
  * Input layout (short inputs read as zeros past their end):
  *   byte 0   bits 0-1  algorithm: kmp, bm, shiftor (a plugin, TS_AUTOLOAD),
- *                      fsm
+ *                      fsm; with bit 7, rarebyte at a dispatch level:
+ *                      scalar, sse2, avx2, avx512 (the best the CPU has
+ *                      at or below it)
  *            bit 2     TS_IGNORECASE
  *            bits 3-4  blocks: 0 sizes from the input, 1 one byte each,
  *                      2 a single block, 3 sizes from the input with the
  *                      provider installed the kernel's way
  *            bit 5     fsm: raw length, counting bytes (so it may split
  *                      a token)
+ *                      (with bit 7: "auto" instead of the level)
  *            bit 6     GFP_ATOMIC instead of GFP_KERNEL
+ *            bit 7     rarebyte, see bits 0-1
  *   byte 1   pattern length: bytes (0 must be -EINVAL), or fsm tokens
  *            (modulo FSM_MAX_TOKENS + 1)
  *   byte 2   number of block sizes
@@ -47,7 +51,11 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size);
 
-static const char *const algo_names[] = { "kmp", "bm", "shiftor", "fsm" };
+static const char *const algo_names[] = {
+	"kmp",		   "bm",	   "shiftor",	    "fsm",
+	"rarebyte_scalar", "rarebyte_sse2", "rarebyte_avx2", "rarebyte_avx512",
+	"auto",
+};
 
 static void die(const char *fmt, ...)
 {
@@ -115,6 +123,8 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	unsigned int i, at;
 
 	c->algo = ctl & 3;
+	if (ctl & 0x80)
+		c->algo = ctl & 0x20 ? 8 : 4 + (ctl & 3);
 	c->icase = ctl & 4;
 	c->split = (ctl >> 3) & 3;
 	c->raw = ctl & 0x20;

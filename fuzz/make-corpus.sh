@@ -8,6 +8,8 @@ mkdir -p "$out"
 
 # byte 0: algorithm | flags | split mode
 KMP=0 BM=1 SHIFTOR=2 FSM=3
+# rarebyte at each dispatch level, and "auto"
+RB_SCALAR=128 RB_SSE2=129 RB_AVX2=130 RB_AVX512=131 AUTO=160
 ICASE=4 BYTES=8 ONE=16 KERNEL=24 RAW=32 ATOMIC=64
 # fsm types and recurrences, as in textsearch_fsm.h
 SPECIFIC=0 WILDCARD=1 DIGIT=2 XDIGIT=3 PRINT=4 ALPHA=5 ALNUM=6 ASCII=7
@@ -40,9 +42,9 @@ lit() {
 }
 
 A="We dance the funky chicken"
-for a in KMP BM SHIFTOR; do
+for a in KMP BM SHIFTOR RB_SCALAR RB_SSE2 RB_AVX2 RB_AVX512 AUTO; do
 	eval "c=\$$a"
-	name=$(echo "$a" | tr 'A-Z' 'a-z')
+	name=$(echo "$a" | tr 'A-Z_' 'a-z-')
 	lit "$name-article-fragments" "$c" chicken "15 7" "$A"
 	lit "$name-article-kernel" $((c + KERNEL)) chicken "15 7 4" "$A"
 	lit "$name-aa-in-aaaa-bytes" $((c + BYTES)) aa "" aaaa
@@ -59,10 +61,23 @@ long=$(printf 'abcdefghij%.0s' 1 2 3 4 5 6 7)
 lit shiftor-long-pattern $((SHIFTOR + BYTES)) "$long" "" "x${long}y${long}"
 lit bm-long-pattern "$BM" "$long" "33 1 70" "${long}${long}"
 
-# ISO-8859-1 folding: 0xC0/0xE0 fold, 0xD7/0xF7 do not, 0xDF/0xFF alone
-for a in KMP BM SHIFTOR; do
+# rarebyte: patterns past a vector, across blocks; one, two, three bytes
+for a in RB_SCALAR RB_SSE2 RB_AVX2 RB_AVX512; do
 	eval "c=\$$a"
-	name=$(echo "$a" | tr 'A-Z' 'a-z')
+	name=$(echo "$a" | tr 'A-Z_' 'a-z-')
+	lit "$name-long-pattern" $((c + BYTES)) "$long" "61 3 64 1 2" \
+		"x${long}y${long}${long}"
+	lit "$name-long-icase" $((c + ICASE)) "pthread_mutex_LOCK" "" \
+		"$(printf 'pthread_mutex_unlock(&m); %.0s' 1 2 3 4 5) PTHREAD_mutex_lock"
+	lit "$name-one-byte" "$c" "k" "" "$A$A$A$A kernel"
+	lit "$name-two-bytes" $((c + BYTES)) "ck" "1 63 64 2" "$A$A$A$A$A$A"
+	lit "$name-three-bytes" $((c + ICASE)) "EN " "" "$A $A $A $A $A $A"
+done
+
+# ISO-8859-1 folding: 0xC0/0xE0 fold, 0xD7/0xF7 do not, 0xDF/0xFF alone
+for a in KMP BM SHIFTOR RB_SCALAR RB_SSE2 RB_AVX2 RB_AVX512; do
+	eval "c=\$$a"
+	name=$(echo "$a" | tr 'A-Z_' 'a-z-')
 	{ b $((c + ICASE)) 3 1; b 192 215 223; b 2
 	  b 224 247 223 192 215 255 224 215 223 0 192 215 223; } \
 		> "$out/$name-latin1"

@@ -233,7 +233,8 @@ static inline u8 textsearch_fold(u8 c)
 
 /*
  * Register an algorithm.  0; -EINVAL if the name is invalid or init, find,
- * get_pattern or get_pattern_len is missing; -EEXIST if the name is taken.
+ * get_pattern or get_pattern_len is missing; -EEXIST if the name is taken
+ * (or is "auto").
  */
 TS_API int textsearch_register(struct ts_ops *ops);
 
@@ -244,9 +245,14 @@ TS_API int textsearch_unregister(struct ts_ops *ops);
 /* ---- for users ---------------------------------------------------------- */
 
 /*
- * Prepare a search for @pattern of @len bytes with @algo ("kmp", "bm",
- * "fsm", or a plugin).  @gfp_mask is GFP_KERNEL or GFP_ATOMIC; @flags is a
- * mask of TS_AUTOLOAD and TS_IGNORECASE.  Returns the config or an error
+ * Prepare a search for @pattern of @len bytes with @algo: "kmp", "bm",
+ * "fsm", "rarebyte" (SIMD, at the best level the CPU has; "rarebyte_avx512",
+ * "rarebyte_avx2", "rarebyte_sse2" and "rarebyte_scalar" pin a level, or
+ * the best below it), a plugin, or "auto": the fastest built-in algorithm
+ * for this literal pattern and these flags, chosen here (conf->ops->name
+ * says which; "auto" is reserved, never registered).  @gfp_mask is
+ * GFP_KERNEL or GFP_ATOMIC; @flags is a mask of TS_AUTOLOAD and
+ * TS_IGNORECASE.  Returns the config or an error
  * pointer (errno is set too):
  *   -EINVAL  zero length, NULL argument, bad flags or gfp_mask, invalid
  *            name, or a pattern the algorithm rejects

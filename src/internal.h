@@ -15,6 +15,12 @@
 extern struct ts_ops ts_kmp_ops TS_HIDDEN;
 extern struct ts_ops ts_bm_ops TS_HIDDEN;
 extern struct ts_ops ts_fsm_ops TS_HIDDEN;
+/* rarebyte (SIMD) at the best level the CPU has, and pinned to a level */
+extern struct ts_ops ts_rarebyte_ops TS_HIDDEN;
+extern struct ts_ops ts_rarebyte_avx512_ops TS_HIDDEN;
+extern struct ts_ops ts_rarebyte_avx2_ops TS_HIDDEN;
+extern struct ts_ops ts_rarebyte_sse2_ops TS_HIDDEN;
+extern struct ts_ops ts_rarebyte_scalar_ops TS_HIDDEN;
 
 /* The provider textsearch_prepare() installs in every config: it forwards
  * to the provider recorded in the search's state (search.c). */

@@ -24,10 +24,19 @@
 #include "textsearch.h"
 #include "textsearch_fsm.h"
 
-/* Every literal algorithm: built in, then the plugin. */
-static const char *const literal_algos[] = { "kmp", "bm", "shiftor" };
+/* Every literal algorithm: built in (rarebyte at each dispatch level, and
+ * "auto"), then the plugin. */
+static const char *const literal_algos[] = {
+	"kmp",		 "bm",		   "rarebyte",	      "rarebyte_avx512",
+	"rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar", "auto",
+	"shiftor",
+};
 #define N_LITERAL (sizeof(literal_algos) / sizeof(literal_algos[0]))
-static const char *const all_algos[] = { "kmp", "bm", "shiftor", "fsm" };
+static const char *const all_algos[] = {
+	"kmp",		 "bm",		   "rarebyte",	      "rarebyte_avx512",
+	"rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar", "auto",
+	"shiftor",	 "fsm",
+};
 #define N_ALL (sizeof(all_algos) / sizeof(all_algos[0]))
 
 static const char article[] = "We dance the funky chicken";

@@ -4,8 +4,12 @@
  * the data, TS_IGNORECASE with ASCII and ISO-8859-1 letters, random block
  * splits down to one byte, and whole find/next sequences.
  *
- * TS_TEST_CASES sets the number of cases per algorithm (default 400000);
- * TS_TEST_SEED repeats a run.
+ * rarebyte runs at each of its dispatch levels (each name pins one; the
+ * machine must have it for the level to be really exercised, see
+ * test_simd), and through "auto".
+ *
+ * TS_TEST_CASES sets the number of cases per algorithm (default 160000,
+ * 1.28 million in all); TS_TEST_SEED repeats a run.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,14 +24,17 @@
 #include "testsupport.h"
 
 /* Every literal algorithm, built in or plugin. */
-static const char *const literal_algos[] = { "kmp", "bm", "shiftor" };
+static const char *const literal_algos[] = {
+	"kmp",		   "bm",	   "shiftor",	   "rarebyte_scalar",
+	"rarebyte_sse2", "rarebyte_avx2", "rarebyte_avx512", "auto",
+};
 #define N_ALGOS (sizeof(literal_algos) / sizeof(literal_algos[0]))
 
 static unsigned long cases_per_algo(void)
 {
 	const char *env = getenv("TS_TEST_CASES");
 
-	return env ? strtoul(env, NULL, 0) : 400000ul;
+	return env ? strtoul(env, NULL, 0) : 160000ul;
 }
 
 /* Bytes to draw from: tiny alphabets make matches and near-misses common;

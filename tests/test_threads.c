@@ -279,16 +279,31 @@ static void test_concurrent_register(void **unused)
 
 /* ---- shared configs ----------------------------------------------------- */
 
-enum { A_KMP, A_BM, A_SHIFTOR, A_FSM, N_ALGOS };
+enum {
+	A_KMP, A_BM, A_SHIFTOR, A_RB_AVX512, A_RB_AVX2, A_RB_SSE2, A_RB_SCALAR,
+	A_FSM, N_ALGOS
+};
 
-static const char *const algo_names[N_ALGOS] = { "kmp", "bm", "shiftor",
-						 "fsm" };
+static const char *const algo_names[N_ALGOS] = {
+	"kmp",		 "bm",		   "shiftor",	      "rarebyte_avx512",
+	"rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar", "fsm",
+};
 
-/* One pattern per algorithm, two of them folding case. */
-static const char *const literal_pats[N_ALGOS] = { "abCa", "abcab", "BcA",
-						   NULL };
-static const int literal_flags[N_ALGOS] = { TS_IGNORECASE, 0, TS_IGNORECASE,
-					    0 };
+/* One pattern per algorithm, some folding case; rarebyte's longer ones
+ * reach past a vector. */
+static const char *const literal_pats[N_ALGOS] = {
+	"abCa",
+	"abcab",
+	"BcA",
+	"cabBAzcabBAzcabBAzcabBAzcabBAzcabBAzcabBAzcabBAzcabBAzcabBAzcabBAz",
+	"abcabcabcabcabcabcabcabcabcabcabcabcz",
+	"Ba",
+	"bca",
+	NULL,
+};
+static const int literal_flags[N_ALGOS] = {
+	TS_IGNORECASE, 0, TS_IGNORECASE, TS_IGNORECASE, 0, TS_IGNORECASE, 0, 0,
+};
 
 /* fsm: skip anything, 'a', one or more lower-case letters, 'c' */
 static const struct ts_fsm_token shared_tokens[] = {

@@ -45,6 +45,27 @@ static struct ts_ops *find_locked(const char *name)
 	return NULL;
 }
 
+/*
+ * The name textsearch_prepare() resolves before any lookup, and which no
+ * algorithm may take.
+ */
+#define TS_AUTO_NAME "auto"
+
+/*
+ * What "auto" means for @pattern and @flags: the fastest built-in literal
+ * search.  Today that is rarebyte whatever the pattern: its vector filter
+ * wins from one byte up and folds case without slowing down.  The choice
+ * is made here, per prepare, so it may come to depend on the pattern.
+ */
+static const char *auto_algorithm(const void *pattern, unsigned int len,
+				  int flags)
+{
+	(void)pattern;
+	(void)len;
+	(void)flags;
+	return "rarebyte";
+}
+
 static int register_ops(struct ts_ops *ops)
 {
 	int err = 0;
@@ -63,7 +84,7 @@ static int register_ops(struct ts_ops *ops)
 			       "get_pattern or get_pattern_len", ops->name);
 
 	pthread_mutex_lock(&registry_lock);
-	if (find_locked(ops->name)) {
+	if (find_locked(ops->name) || strcmp(ops->name, TS_AUTO_NAME) == 0) {
 		err = -EEXIST;
 	} else {
 		ops->ts_users = 0;
@@ -72,8 +93,11 @@ static int register_ops(struct ts_ops *ops)
 	}
 	pthread_mutex_unlock(&registry_lock);
 	if (err)
-		return ts_fail(err, "textsearch_register: '%s' is already "
-				    "registered", ops->name);
+		return ts_fail(err, "textsearch_register: '%s' is %s",
+			       ops->name,
+			       strcmp(ops->name, TS_AUTO_NAME) == 0 ?
+				       "reserved for the automatic choice" :
+				       "already registered");
 	return 0;
 }
 
@@ -83,6 +107,11 @@ static void register_builtins(void)
 		&ts_kmp_ops,
 		&ts_bm_ops,
 		&ts_fsm_ops,
+		&ts_rarebyte_ops,
+		&ts_rarebyte_avx512_ops,
+		&ts_rarebyte_avx2_ops,
+		&ts_rarebyte_sse2_ops,
+		&ts_rarebyte_scalar_ops,
 	};
 	size_t i;
 
@@ -196,6 +225,9 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 			-EINVAL, "textsearch_prepare: invalid algorithm name "
 				 "(letters, digits and '_', 1 to %d "
 				 "characters)", TS_NAME_MAX));
+
+	if (strcmp(algo, TS_AUTO_NAME) == 0)
+		algo = auto_algorithm(pattern, len, flags);
 
 	ops = get_ops(algo);
 	if (!ops && (flags & TS_AUTOLOAD) && gfp_mask != GFP_ATOMIC) {

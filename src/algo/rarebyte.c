@@ -1,0 +1,639 @@
+/*
+ * rarebyte.c - a SIMD literal search: filter on the pattern's two rarest
+ * bytes, verify the survivors exactly.
+ *
+ * The pattern is prepared once: two positions i1 != i2 (i1 == i2 only for a
+ * one-byte pattern) are chosen whose bytes are the least frequent in typical
+ * data.  The bulk of every block is then scanned a vector at a time: for W
+ * consecutive window starts p the vectors at p + i1 and p + i2 are compared
+ * with the two bytes, and only the starts where both agree are verified
+ * with a full compare.
+ *
+ * Why the rarest bytes.  If byte b occurs in the data with frequency f(b),
+ * and positions are roughly independent, a window survives the filter with
+ * probability about f(c1) * f(c2), and every survivor costs a verify (a
+ * call, a compare, a branch the predictor gets wrong).  The first and last
+ * bytes are a poor choice in code and text: "pthread_mutex_lock" starts with
+ * 'p' and ends with 'k', and every "pthread_" prefix in C source survives a
+ * first-byte filter.  Ranking the bytes by a static frequency table ('x' and
+ * 'k' here) keeps the survivors close to the real matches.  The two bytes are
+ * taken with different values when the pattern has two: equal bytes at two
+ * positions are correlated in runs ("aa" in "aaaa"), so the second filter
+ * would remove little.  For TS_IGNORECASE a letter is as frequent as its
+ * two cases together; the table's larger rank of the two stands for that.
+ *
+ * Short patterns: one byte is a memchr-like scan (the filter is exact, so
+ * there is no verify); for two bytes the filter covers both and is exact
+ * too; for three, the filter covers two and the verify settles the third.
+ *
+ * TS_IGNORECASE stays vectorised.  Every pattern byte is folded first.  A
+ * folded byte c that is a lower-case letter (ASCII a-z, ISO-8859-1
+ * 0xE0-0xFE but 0xF7) is matched exactly by the data bytes c and c - 0x20,
+ * and those are precisely the bytes x with (x | 0x20) == c; any other
+ * folded byte (0xF7, 0xFF, 0xDF, digits...) is matched by itself only.  So
+ * each filter is one OR with 0x20 or 0 and one compare.  Verification
+ * folds whole vectors of data with the range rule (A-Z, 0xC0-0xDE but 0xD7)
+ * and compares them with the folded pattern.
+ *
+ * Runtime dispatch.  The scan exists at four levels, AVX-512BW (64 starts
+ * per step, masked loads for the last partial vector), AVX2 (32), SSE2 (16)
+ * and portable C; the CPU is probed once (pthread_once, __builtin_cpu_
+ * supports) and each x86 level is compiled with a function-level target
+ * attribute, so the rest of the library stays baseline.  "rarebyte" takes
+ * the best level the CPU has; "rarebyte_avx512", "rarebyte_avx2",
+ * "rarebyte_sse2" and "rarebyte_scalar" pin a level (the best one the CPU
+ * has at or below it, so never an illegal instruction) for tests and
+ * benchmarks.  The level is fixed in the config at prepare time.
+ *
+ * Blocks.  A vector load is made only when all of it lies inside the
+ * current block; windows that straddle a block boundary (at most
+ * patlen - 1 starts per boundary) are settled by a scalar step over a carry
+ * buffer that holds the tail of the old block and the head of the new one,
+ * at most 2 * (patlen - 1) bytes, so each boundary copies O(patlen) bytes.
+ * Data is read only through conf->get_next_block(), always forwards.
+ *
+ * Cost: O(n) for the scan; each survivor costs up to O(patlen), so an
+ * adversarial text can make it O(n * patlen) (kmp is linear whatever the
+ * pattern).
+ */
+#include "internal.h"
+#include "rarebyte_choose.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RB_X86 1
+#else
+#define RB_X86 0
+#endif
+
+enum rb_level { RB_SCALAR, RB_SSE2, RB_AVX2, RB_AVX512, RB_NLEVELS };
+
+#define RB_NONE SIZE_MAX
+
+struct rb;
+/* First start p in [from, n - len] of a full match inside s[0, n), or
+ * RB_NONE; n >= len and from <= n - len. */
+typedef size_t (*rb_scan_fn)(const struct rb *r, const u8 *s, size_t from,
+			     size_t n);
+
+struct rb {
+	unsigned int len;
+	unsigned int i1, i2; /* filter positions in the pattern */
+	unsigned int imax;   /* max(i1, i2): the loads reach s[p + imax + W) */
+	u8 c1, c2;           /* folded pattern bytes there */
+	u8 or1, or2;         /* 0x20 where the byte is a folding letter */
+	bool icase;
+	bool exact;          /* the filter alone decides (len <= 2) */
+	enum rb_level level;
+	rb_scan_fn scan;
+	u8 fold[256];        /* identity unless TS_IGNORECASE */
+	u8 *folded;          /* the pattern through fold[] */
+	u8 *pattern;         /* as the caller gave it */
+};
+
+
+/* ---- verification ------------------------------------------------------- */
+
+static bool rb_verify_scalar(const struct rb *r, const u8 *w)
+{
+	unsigned int i;
+
+	if (!r->icase)
+		return memcmp(w, r->pattern, r->len) == 0;
+	for (i = 0; i < r->len; i++)
+		if (r->fold[w[i]] != r->folded[i])
+			return false;
+	return true;
+}
+
+/* Whether the window at @w matches, the filter included (scalar). */
+static bool rb_match_at(const struct rb *r, const u8 *w)
+{
+	if ((u8)(w[r->i1] | r->or1) != r->c1 ||
+	    (u8)(w[r->i2] | r->or2) != r->c2)
+		return false;
+	return r->exact || rb_verify_scalar(r, w);
+}
+
+/* ---- portable scan ------------------------------------------------------ */
+
+static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
+			     size_t n)
+{
+	const size_t last = n - r->len;
+	size_t p;
+
+	for (p = from; p <= last; p++) {
+		if (!r->or1) {
+			/* skip to the next occurrence of the rarest byte */
+			const u8 *hit = memchr(s + p + r->i1, r->c1,
+					       last - p + 1);
+
+			if (!hit)
+				return RB_NONE;
+			p = (size_t)(hit - s) - r->i1;
+		}
+		if (rb_match_at(r, s + p))
+			return p;
+	}
+	return RB_NONE;
+}
+
+#if RB_X86
+/* ---- SSE2 ----------------------------------------------------------------- */
+
+#define RB_TARGET_SSE2 __attribute__((target("sse2")))
+#define RB_TARGET_AVX2 __attribute__((target("avx2")))
+#define RB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+/* x in [lo, hi] for each unsigned byte: x - lo <= hi - lo, tested as
+ * min(x - lo, hi - lo) == x - lo. */
+RB_TARGET_SSE2 static inline __m128i rb_in_range16(__m128i x, u8 lo, u8 hi)
+{
+	__m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)lo));
+
+	return _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8((char)(hi - lo))),
+			      t);
+}
+
+/* The TS_IGNORECASE fold of 16 bytes: +0x20 (an OR, bit 5 being clear
+ * there) for A-Z and 0xC0-0xDE but 0xD7. */
+RB_TARGET_SSE2 static inline __m128i rb_fold16(__m128i x)
+{
+	__m128i up = _mm_or_si128(
+		rb_in_range16(x, 'A', 'Z'),
+		_mm_andnot_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xD7)),
+				 rb_in_range16(x, 0xC0, 0xDE)));
+
+	return _mm_or_si128(x, _mm_and_si128(up, _mm_set1_epi8(0x20)));
+}
+
+/* Verify a candidate, 16 bytes at a time; the window lies in the block. */
+RB_TARGET_SSE2 static bool rb_verify_sse2(const struct rb *r, const u8 *w)
+{
+	unsigned int i = 0;
+
+	if (!r->icase)
+		return memcmp(w, r->pattern, r->len) == 0;
+	for (; i + 16 <= r->len; i += 16) {
+		__m128i d = rb_fold16(_mm_loadu_si128((const __m128i *)(w + i)));
+		__m128i p = _mm_loadu_si128((const __m128i *)(r->folded + i));
+
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(d, p)) != 0xFFFF)
+			return false;
+	}
+	for (; i < r->len; i++)
+		if (r->fold[w[i]] != r->folded[i])
+			return false;
+	return true;
+}
+
+/*
+ * Go through the candidate starts base + k for the bits k of @mask; the
+ * first that verifies is the answer.  A start past @last cannot hold a
+ * whole window: none after it can either.
+ */
+#define RB_WALK_MASK(mask, base, last, verify)                              \
+	do {                                                                \
+		while (mask) {                                              \
+			size_t q_ = (base) + (size_t)__builtin_ctzll(mask); \
+			if (q_ > (last))                                    \
+				return RB_NONE;                             \
+			if (r->exact || verify(r, s + q_))                  \
+				return q_;                                  \
+			mask &= mask - 1;                                   \
+		}                                                           \
+	} while (0)
+
+RB_TARGET_SSE2 static inline unsigned long long
+rb_mask16(const struct rb *r, const u8 *s, size_t p)
+{
+	__m128i a = _mm_loadu_si128((const __m128i *)(s + p + r->i1));
+	__m128i b = _mm_loadu_si128((const __m128i *)(s + p + r->i2));
+	__m128i ea = _mm_cmpeq_epi8(_mm_or_si128(a, _mm_set1_epi8((char)r->or1)),
+				    _mm_set1_epi8((char)r->c1));
+	__m128i eb = _mm_cmpeq_epi8(_mm_or_si128(b, _mm_set1_epi8((char)r->or2)),
+				    _mm_set1_epi8((char)r->c2));
+
+	return (unsigned int)_mm_movemask_epi8(_mm_and_si128(ea, eb));
+}
+
+/*
+ * The vector loop of SSE2 and AVX2.  Loads at p + i1 and p + i2 of W bytes
+ * fit while p <= vlast = n - imax - W.  Two vectors are tested per step
+ * (one branch for 2W starts; 2W <= 64 bits of mask).  Because imax <=
+ * len - 1, vlast + W >= n - len + 1 = last + 1: one more vector, loaded at
+ * vlast (overlapping starts already seen, which are shifted off), covers
+ * every start up to last.  Blocks shorter than imax + W go to the scalar
+ * scan.
+ */
+#define RB_VECTOR_SCAN(W, maskfn, verify)                                   \
+	do {                                                                \
+		const size_t last = n - r->len;                             \
+		size_t p = from, vlast;                                     \
+		unsigned long long mask;                                    \
+                                                                            \
+		if (n - r->imax < (W))                                      \
+			return rb_scan_scalar(r, s, from, n);               \
+		vlast = n - r->imax - (W);                                  \
+		for (; p + (W) <= vlast; p += 2 * (W)) {                    \
+			mask = maskfn(r, s, p) |                            \
+			       maskfn(r, s, p + (W)) << (W);                \
+			RB_WALK_MASK(mask, p, last, verify);                \
+		}                                                           \
+		for (; p <= vlast; p += (W)) {                              \
+			mask = maskfn(r, s, p);                             \
+			RB_WALK_MASK(mask, p, last, verify);                \
+		}                                                           \
+		if (p <= last) {                                            \
+			mask = maskfn(r, s, vlast) >> (p - vlast);          \
+			RB_WALK_MASK(mask, p, last, verify);                \
+		}                                                           \
+		return RB_NONE;                                             \
+	} while (0)
+
+RB_TARGET_SSE2 static size_t rb_scan_sse2(const struct rb *r, const u8 *s,
+					  size_t from, size_t n)
+{
+	RB_VECTOR_SCAN(16, rb_mask16, rb_verify_sse2);
+}
+
+/* ---- AVX2 ----------------------------------------------------------------- */
+
+RB_TARGET_AVX2 static inline __m256i rb_in_range32(__m256i x, u8 lo, u8 hi)
+{
+	__m256i t = _mm256_sub_epi8(x, _mm256_set1_epi8((char)lo));
+
+	return _mm256_cmpeq_epi8(
+		_mm256_min_epu8(t, _mm256_set1_epi8((char)(hi - lo))), t);
+}
+
+RB_TARGET_AVX2 static inline __m256i rb_fold32(__m256i x)
+{
+	__m256i up = _mm256_or_si256(
+		rb_in_range32(x, 'A', 'Z'),
+		_mm256_andnot_si256(
+			_mm256_cmpeq_epi8(x, _mm256_set1_epi8((char)0xD7)),
+			rb_in_range32(x, 0xC0, 0xDE)));
+
+	return _mm256_or_si256(x, _mm256_and_si256(up, _mm256_set1_epi8(0x20)));
+}
+
+RB_TARGET_AVX2 static bool rb_verify_avx2(const struct rb *r, const u8 *w)
+{
+	unsigned int i = 0;
+
+	if (!r->icase)
+		return memcmp(w, r->pattern, r->len) == 0;
+	for (; i + 32 <= r->len; i += 32) {
+		__m256i d = rb_fold32(
+			_mm256_loadu_si256((const __m256i *)(w + i)));
+		__m256i p = _mm256_loadu_si256((const __m256i *)(r->folded + i));
+
+		if ((unsigned int)_mm256_movemask_epi8(
+			    _mm256_cmpeq_epi8(d, p)) != 0xFFFFFFFFu)
+			return false;
+	}
+	for (; i < r->len; i++)
+		if (r->fold[w[i]] != r->folded[i])
+			return false;
+	return true;
+}
+
+RB_TARGET_AVX2 static inline unsigned long long
+rb_mask32(const struct rb *r, const u8 *s, size_t p)
+{
+	__m256i a = _mm256_loadu_si256((const __m256i *)(s + p + r->i1));
+	__m256i b = _mm256_loadu_si256((const __m256i *)(s + p + r->i2));
+	__m256i ea = _mm256_cmpeq_epi8(
+		_mm256_or_si256(a, _mm256_set1_epi8((char)r->or1)),
+		_mm256_set1_epi8((char)r->c1));
+	__m256i eb = _mm256_cmpeq_epi8(
+		_mm256_or_si256(b, _mm256_set1_epi8((char)r->or2)),
+		_mm256_set1_epi8((char)r->c2));
+
+	return (unsigned int)_mm256_movemask_epi8(_mm256_and_si256(ea, eb));
+}
+
+RB_TARGET_AVX2 static size_t rb_scan_avx2(const struct rb *r, const u8 *s,
+					  size_t from, size_t n)
+{
+	RB_VECTOR_SCAN(32, rb_mask32, rb_verify_avx2);
+}
+
+/* ---- AVX-512BW ------------------------------------------------------------ */
+
+/* Bytes in [lo, hi], as a mask: unsigned compares exist here. */
+RB_TARGET_AVX512 static inline __mmask64 rb_in_range64(__m512i x, u8 lo,
+						       u8 hi)
+{
+	__m512i t = _mm512_sub_epi8(x, _mm512_set1_epi8((char)lo));
+
+	return _mm512_cmple_epu8_mask(t, _mm512_set1_epi8((char)(hi - lo)));
+}
+
+RB_TARGET_AVX512 static inline __m512i rb_fold64(__m512i x)
+{
+	__mmask64 up = rb_in_range64(x, 'A', 'Z') |
+		       (rb_in_range64(x, 0xC0, 0xDE) &
+			~_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8((char)0xD7)));
+
+	return _mm512_mask_add_epi8(x, up, x, _mm512_set1_epi8(0x20));
+}
+
+/* Verify with masked loads: no byte outside the window is touched. */
+RB_TARGET_AVX512 static bool rb_verify_avx512(const struct rb *r,
+					      const u8 *w)
+{
+	unsigned int i;
+
+	if (!r->icase)
+		return memcmp(w, r->pattern, r->len) == 0;
+	for (i = 0; i < r->len; i += 64) {
+		unsigned int left = r->len - i;
+		__mmask64 k = left >= 64 ? ~(__mmask64)0
+					 : (((__mmask64)1 << left) - 1);
+		__m512i d = rb_fold64(_mm512_maskz_loadu_epi8(k, w + i));
+		__m512i p = _mm512_maskz_loadu_epi8(k, r->folded + i);
+
+		if (_mm512_mask_cmpneq_epi8_mask(k, d, p))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * 64 starts per step, with plain loads while all 64 windows' filter bytes
+ * lie in the block (p + 63 <= last, so p + imax + 64 <= n).  The cnt < 64
+ * starts left take masked loads of cnt bytes at p + i1 and p + i2, whose
+ * last byte is at most last + imax <= n - 1: inside the block, so short
+ * blocks need no scalar path either.
+ */
+RB_TARGET_AVX512 static size_t rb_scan_avx512(const struct rb *r,
+					      const u8 *s, size_t from,
+					      size_t n)
+{
+	const size_t last = n - r->len;
+	const __m512i c1 = _mm512_set1_epi8((char)r->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)r->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)r->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)r->or2);
+	const u8 *a = s + r->i1, *b = s + r->i2;
+	unsigned long long mask;
+	size_t p = from;
+
+	for (; p <= last && last - p >= 63; p += 64) {
+		__m512i va = _mm512_loadu_si512((const void *)(a + p));
+		__m512i vb = _mm512_loadu_si512((const void *)(b + p));
+
+		mask = _mm512_cmpeq_epi8_mask(_mm512_or_si512(va, o1), c1) &
+		       _mm512_cmpeq_epi8_mask(_mm512_or_si512(vb, o2), c2);
+		RB_WALK_MASK(mask, p, last, rb_verify_avx512);
+	}
+	if (p <= last) {
+		__mmask64 k = ((__mmask64)1 << (last - p + 1)) - 1;
+		__m512i va = _mm512_maskz_loadu_epi8(k, a + p);
+		__m512i vb = _mm512_maskz_loadu_epi8(k, b + p);
+
+		mask = _mm512_mask_cmpeq_epi8_mask(
+			       k, _mm512_or_si512(va, o1), c1) &
+		       _mm512_mask_cmpeq_epi8_mask(
+			       k, _mm512_or_si512(vb, o2), c2);
+		RB_WALK_MASK(mask, p, last, rb_verify_avx512);
+	}
+	return RB_NONE;
+}
+#endif /* RB_X86 */
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static pthread_once_t rb_probe_once = PTHREAD_ONCE_INIT;
+static enum rb_level rb_best = RB_SCALAR; /* written once, under rb_probe_once */
+
+static void rb_probe(void)
+{
+#if RB_X86
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw"))
+		rb_best = RB_AVX512;
+	else if (__builtin_cpu_supports("avx2"))
+		rb_best = RB_AVX2;
+	else if (__builtin_cpu_supports("sse2"))
+		rb_best = RB_SSE2;
+#endif
+}
+
+static const rb_scan_fn rb_scans[RB_NLEVELS] = {
+	rb_scan_scalar,
+#if RB_X86
+	rb_scan_sse2,
+	rb_scan_avx2,
+	rb_scan_avx512,
+#endif
+};
+
+/* The level to use when @wanted is asked for: never one the CPU lacks. */
+static enum rb_level rb_level_for(enum rb_level wanted)
+{
+	pthread_once(&rb_probe_once, rb_probe);
+	return wanted < rb_best ? wanted : rb_best;
+}
+
+/* ---- the search --------------------------------------------------------- */
+
+/* Carry bytes kept on the stack; longer patterns allocate. */
+#define RB_STACK_CARRY 512
+
+/*
+ * Search from state->offset.  pos is the first window start not yet ruled
+ * out; want the stream offset of the next block to ask for.  While pos <
+ * want, the carry holds stream bytes [cbase, want) with cbase <= pos and
+ * want - pos < len (fewer than a window: that is why more is needed).
+ * Returns the match start and sets state->offset to its end, or UINT_MAX
+ * (with errno ENOMEM if a long pattern's carry could not be allocated).
+ */
+static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
+{
+	const struct rb *r = ts_config_priv(conf);
+	const size_t m = r->len;
+	const size_t cap = 2 * ((size_t)m - 1);
+	uint64_t pos = state->offset, want = pos, cbase = pos, bstart, found;
+	u8 stack[RB_STACK_CARRY], *carry = stack;
+	size_t clen = 0, off;
+	unsigned int n, ret = UINT_MAX;
+	const u8 *blk;
+
+	if (cap > sizeof(stack)) {
+		carry = malloc(cap);
+		if (!carry) {
+			errno = ENOMEM;
+			return UINT_MAX;
+		}
+	}
+	for (;;) {
+		/* a match starting at pos or later must end by UINT_MAX; and
+		 * want < pos + m, so want fits in the provider's argument */
+		if (pos + m > UINT_MAX)
+			break;
+		n = conf->get_next_block((unsigned int)want, &blk, conf, state);
+		if (!n)
+			break;
+		bstart = want;
+
+		if (pos < bstart) {
+			/* windows from pos straddle the boundary: append at
+			 * most m - 1 bytes, which completes all of them unless
+			 * the block is shorter */
+			size_t take = n < m - 1 ? n : m - 1;
+			uint64_t p;
+
+			if (clen + take > cap) {
+				size_t dead = (size_t)(pos - cbase);
+
+				memmove(carry, carry + dead, clen - dead);
+				clen -= dead;
+				cbase = pos;
+			}
+			memcpy(carry + clen, blk, take);
+			clen += take;
+			for (p = pos; p < bstart && p + m <= cbase + clen; p++) {
+				if (rb_match_at(r, carry + (p - cbase))) {
+					if (p + m > UINT_MAX)
+						goto out;
+					found = p;
+					goto match;
+				}
+			}
+			if (p < bstart) {
+				/* take == n: the whole block is in the carry */
+				pos = p;
+				want = bstart + n;
+				continue;
+			}
+			clen = 0;
+		}
+		/* here pos == bstart: scan the windows inside the block */
+		pos = bstart;
+		off = 0;
+		if (n >= m) {
+			size_t q = r->scan(r, blk, 0, n);
+
+			if (q != RB_NONE) {
+				found = bstart + q;
+				if (found + m > UINT_MAX)
+					break;
+				goto match;
+			}
+			off = n - m + 1;
+		}
+		/* starts [off, n) need the next block: keep them (< m) */
+		pos = bstart + off;
+		cbase = pos;
+		clen = n - off;
+		memcpy(carry, blk + off, clen);
+		want = bstart + n;
+	}
+	goto out;
+match:
+	state->offset = (unsigned int)(found + m);
+	ret = (unsigned int)found;
+out:
+	if (carry != stack)
+		free(carry);
+	return ret;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* Set the filter from the positions rarebyte_choose.h picks. */
+static void rb_choose(struct rb *r)
+{
+	const unsigned int m = r->len;
+
+	rb_choose_positions(r->folded, m, r->icase, &r->i1, &r->i2);
+	r->imax = r->i1 > r->i2 ? r->i1 : r->i2;
+	r->c1 = r->folded[r->i1];
+	r->c2 = r->folded[r->i2];
+	r->or1 = r->icase && rb_is_folding_letter(r->c1) ? 0x20 : 0;
+	r->or2 = r->icase && rb_is_folding_letter(r->c2) ? 0x20 : 0;
+	/* one byte: i1 == i2 covers it; two: i1 and i2 are 0 and 1 */
+	r->exact = m <= 2;
+}
+
+static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
+				       gfp_t gfp_mask, int flags,
+				       enum rb_level wanted)
+{
+	struct ts_config *conf;
+	struct rb *r;
+	size_t payload, cap;
+	unsigned int i;
+
+	if (!len)
+		return ERR_PTR(-EINVAL);
+	/* payload = struct + two copies of the pattern; the carry's size
+	 * must be computable too */
+	if (!ts_size_add(sizeof(*r), len, &payload) ||
+	    !ts_size_add(payload, len, &payload) ||
+	    !ts_size_mul((size_t)len - 1, 2, &cap))
+		return ERR_PTR(-EINVAL);
+	conf = alloc_ts_config(payload, gfp_mask);
+	if (IS_ERR(conf))
+		return conf;
+	r = ts_config_priv(conf);
+	r->len = len;
+	r->icase = flags & TS_IGNORECASE;
+	r->folded = (u8 *)(r + 1);
+	r->pattern = r->folded + len;
+	ts_fill_fold_table(r->fold, r->icase);
+	memcpy(r->pattern, pattern, len);
+	for (i = 0; i < len; i++)
+		r->folded[i] = r->fold[r->pattern[i]];
+	rb_choose(r);
+	r->level = rb_level_for(wanted);
+	r->scan = rb_scans[r->level];
+	return conf;
+}
+
+#define RB_INIT(suffix, lvl)                                                \
+	static struct ts_config *rb_init_##suffix(const void *pattern,       \
+						  unsigned int len,          \
+						  gfp_t gfp_mask, int flags) \
+	{                                                                    \
+		return rb_init_level(pattern, len, gfp_mask, flags, lvl);   \
+	}
+RB_INIT(best, RB_AVX512)
+RB_INIT(avx512, RB_AVX512)
+RB_INIT(avx2, RB_AVX2)
+RB_INIT(sse2, RB_SSE2)
+RB_INIT(scalar, RB_SCALAR)
+
+static void *rb_get_pattern(struct ts_config *conf)
+{
+	return ((struct rb *)ts_config_priv(conf))->pattern;
+}
+
+static unsigned int rb_get_pattern_len(struct ts_config *conf)
+{
+	return ((struct rb *)ts_config_priv(conf))->len;
+}
+
+#define RB_OPS(var, str, suffix)                                            \
+	struct ts_ops var = {                                               \
+		.name = str,                                                \
+		.init = rb_init_##suffix,                                   \
+		.find = rb_find,                                            \
+		.get_pattern = rb_get_pattern,                              \
+		.get_pattern_len = rb_get_pattern_len,                      \
+	}
+RB_OPS(ts_rarebyte_ops, "rarebyte", best);
+RB_OPS(ts_rarebyte_avx512_ops, "rarebyte_avx512", avx512);
+RB_OPS(ts_rarebyte_avx2_ops, "rarebyte_avx2", avx2);
+RB_OPS(ts_rarebyte_sse2_ops, "rarebyte_sse2", sse2);
+RB_OPS(ts_rarebyte_scalar_ops, "rarebyte_scalar", scalar);

@@ -1,0 +1,652 @@
+/*
+ * test_simd.c - the SIMD literal search, rarebyte, at each dispatch level
+ * (rarebyte_avx512, _avx2, _sse2, _scalar), and "auto":
+ *   - which bytes the filter picks (the rarest, not the common prefix);
+ *   - one-, two- and three-byte patterns, patterns longer than a vector and
+ *     than 256 bytes;
+ *   - a match planted at every offset of data of 0 to 200 bytes, at every
+ *     alignment, the data in an allocation of exactly its size, so any
+ *     read past it is caught by AddressSanitizer; and across block ends of
+ *     many sizes;
+ *   - TS_IGNORECASE with every pair of bytes, ISO-8859-1 corners included,
+ *     in the filter and in the (vectorised) verification;
+ *   - what "auto" resolves to, and that the name is reserved.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testsupport.h"
+
+/* the filter's choice is a header of its own, so it is checked directly */
+#include "../src/algo/rarebyte_choose.h"
+
+/* Each level pinned, then the dispatched name and "auto" (the heavier
+ * tests run only the first N_PINNED). */
+static const char *const levels[] = {
+	"rarebyte_avx512", "rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar",
+	"rarebyte",	   "auto",
+};
+#define N_LEVELS (sizeof(levels) / sizeof(levels[0]))
+#define N_PINNED 4
+
+static struct ts_config *prep(const char *algo, const void *pat,
+			      unsigned int len, bool icase)
+{
+	struct ts_config *conf = textsearch_prepare(
+		algo, pat, len, GFP_KERNEL, icase ? TS_IGNORECASE : 0);
+
+	if (IS_ERR(conf))
+		fail_msg("%s: prepare failed: %s", algo,
+			 textsearch_last_error());
+	return conf;
+}
+
+/* Describe a failure well enough to reproduce it. */
+static void dump(const char *algo, const char *what, const u8 *pat,
+		 unsigned int plen, unsigned int dlen, bool icase,
+		 unsigned int got, unsigned int want)
+{
+	unsigned int i;
+
+	fprintf(stderr, "%s: %s: got %u, want %u (data %u bytes, icase %d)\n"
+			"pattern (%u):",
+		algo, what, got, want, dlen, icase, plen);
+	for (i = 0; i < plen && i < 64; i++)
+		fprintf(stderr, " %02x", pat[i]);
+	fprintf(stderr, "\n");
+}
+
+/*
+ * Every match of @pat in @data through find/next, contiguous (data as
+ * given) and through @b if not NULL, against the reference; then UINT_MAX.
+ * Returns the number of matches, or fails the test.
+ */
+static unsigned int check_seq(const char *algo, struct ts_config *conf,
+			      const u8 *pat, unsigned int plen,
+			      const u8 *data, unsigned int dlen,
+			      struct blocks *b, bool icase)
+{
+	struct ts_state st_lin, st_blk;
+	unsigned int want, got_lin, got_blk, n = 0;
+
+	want = ref_find(pat, plen, data, dlen, 0, icase);
+	got_lin = textsearch_find_continuous(conf, &st_lin, data, dlen);
+	got_blk = b ? blocks_find(conf, &st_blk, b) : want;
+	for (;;) {
+		if (got_lin != want || got_blk != want) {
+			dump(algo, got_lin != want ? "contiguous" : "blocks",
+			     pat, plen, dlen, icase,
+			     got_lin != want ? got_lin : got_blk, want);
+			fail();
+		}
+		if (want == UINT_MAX)
+			break;
+		n++;
+		want = ref_find(pat, plen, data, dlen, want + plen, icase);
+		got_lin = textsearch_next(conf, &st_lin);
+		got_blk = b ? textsearch_next(conf, &st_blk) : want;
+	}
+	assert_int_equal(textsearch_next(conf, &st_lin), UINT_MAX);
+	if (b) {
+		assert_int_equal(textsearch_next(conf, &st_blk), UINT_MAX);
+		assert_true(blocks_ok(b));
+	}
+	return n;
+}
+
+/* Blocks of @size bytes (the last one shorter). */
+static struct blocks *even_blocks(const u8 *data, unsigned int len,
+				  unsigned int size)
+{
+	unsigned int cuts[4096], n = 0, at;
+
+	for (at = size; at < len && n < 4096; at += size)
+		cuts[n++] = at;
+	return blocks_new(data, len, cuts, n);
+}
+
+/* ---- the filter's choice ---------------------------------------------- */
+
+static void choose(const char *pat, bool icase, unsigned int *i1,
+		   unsigned int *i2)
+{
+	u8 folded[512];
+	unsigned int i, m = (unsigned int)strlen(pat);
+
+	for (i = 0; i < m; i++)
+		folded[i] = icase ? ref_fold((u8)pat[i]) : (u8)pat[i];
+	rb_choose_positions(folded, m, icase, i1, i2);
+}
+
+static void test_choice(void **unused)
+{
+	static const char *const common_prefix[] = {
+		"pthread_mutex_lock", "pthread_mutex_unlock",
+		"pthread_cond_wait",  "#include <stdio.h>",
+		"return -EINVAL;",    "static const char",
+	};
+	struct rng r = { 77 };
+	unsigned int i1, i2, i, j, k;
+
+	(void)unused;
+	/* "pthread_mutex_lock": 'k' and 'x', the two rarest in C source,
+	 * not the 'p' every "pthread_" shares */
+	choose("pthread_mutex_lock", false, &i1, &i2);
+	assert_int_equal(i1, 17);
+	assert_int_equal(i2, 12);
+	for (i = 0; i < sizeof(common_prefix) / sizeof(common_prefix[0]); i++) {
+		const char *p = common_prefix[i];
+		unsigned int m = (unsigned int)strlen(p);
+
+		choose(p, false, &i1, &i2);
+		/* the rarest byte, and the rarest of another value */
+		for (j = 0; j < m; j++) {
+			assert_true(rb_rank[(u8)p[i1]] <= rb_rank[(u8)p[j]]);
+			if (p[j] != p[i1])
+				assert_true(rb_rank[(u8)p[i2]] <=
+					    rb_rank[(u8)p[j]]);
+		}
+		assert_true(p[i1] != p[i2]);
+		assert_true(rb_rank[(u8)p[i1]] < rb_rank['p']);
+	}
+	/* one byte: the same position twice; two: both; one value
+	 * repeated: two different positions */
+	choose("q", false, &i1, &i2);
+	assert_int_equal(i1, 0);
+	assert_int_equal(i2, 0);
+	choose("e ", false, &i1, &i2);
+	assert_int_equal(i1 + i2, 1);
+	choose("zz", false, &i1, &i2);
+	assert_int_equal(i1 + i2, 1);
+	choose("aaaaaaa", false, &i1, &i2);
+	assert_true(i1 != i2 && i1 < 7 && i2 < 7);
+	/* TS_IGNORECASE: a letter costs as much as its commoner case; 'E'
+	 * alone is rarer than 'e', but folded it stands for both */
+	choose("eeEq", true, &i1, &i2);
+	assert_int_equal(i1, 3);
+	/* random patterns: always two distinct valid positions */
+	for (k = 0; k < 20000; k++) {
+		char p[300];
+		unsigned int m = 1 + rng_below(&r, 299);
+
+		for (j = 0; j < m; j++)
+			p[j] = (char)(1 + rng_below(&r, 1 + rng_below(&r, 255)));
+		p[m] = 0;
+		m = (unsigned int)strlen(p);
+		choose(p, k & 1, &i1, &i2);
+		assert_true(i1 < m && i2 < m);
+		assert_true(m == 1 || i1 != i2);
+	}
+}
+
+/* ---- names, levels and "auto" ------------------------------------------ */
+
+static struct ts_config *stub_init(const void *pattern, unsigned int len,
+				   gfp_t gfp_mask, int flags)
+{
+	(void)pattern;
+	(void)len;
+	(void)flags;
+	return alloc_ts_config(0, gfp_mask);
+}
+
+static unsigned int stub_find(struct ts_config *conf, struct ts_state *state)
+{
+	(void)conf;
+	(void)state;
+	return UINT_MAX;
+}
+
+static void *stub_pattern(struct ts_config *conf)
+{
+	(void)conf;
+	return NULL;
+}
+
+static unsigned int stub_pattern_len(struct ts_config *conf)
+{
+	(void)conf;
+	return 0;
+}
+
+static void test_names(void **unused)
+{
+	static struct ts_ops fake = {
+		.name = "auto",
+		.init = stub_init,
+		.find = stub_find,
+		.get_pattern = stub_pattern,
+		.get_pattern_len = stub_pattern_len,
+	};
+	struct ts_config *conf;
+	size_t i;
+
+	(void)unused;
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	printf("# simd: this CPU: avx512bw %d, avx2 %d, sse2 %d (a pinned "
+	       "level the CPU lacks runs the best one below it)\n",
+	       __builtin_cpu_supports("avx512bw") != 0,
+	       __builtin_cpu_supports("avx2") != 0,
+	       __builtin_cpu_supports("sse2") != 0);
+#endif
+	for (i = 0; i < N_LEVELS; i++) {
+		conf = prep(levels[i], "chicken", 7, false);
+		/* "auto" is resolved before lookup: the config is rarebyte's */
+		assert_string_equal(conf->ops->name,
+				    strcmp(levels[i], "auto") == 0 ? "rarebyte"
+								   : levels[i]);
+		textsearch_destroy(conf);
+	}
+	/* auto with TS_IGNORECASE, TS_AUTOLOAD and GFP_ATOMIC alike */
+	conf = textsearch_prepare("auto", "x", 1, GFP_ATOMIC,
+				  TS_IGNORECASE | TS_AUTOLOAD);
+	assert_false(IS_ERR(conf));
+	assert_string_equal(conf->ops->name, "rarebyte");
+	textsearch_destroy(conf);
+	/* a zero length is still -EINVAL first */
+	conf = textsearch_prepare("auto", "x", 0, GFP_KERNEL, 0);
+	assert_true(IS_ERR(conf));
+	assert_int_equal(PTR_ERR(conf), -EINVAL);
+	/* the others keep their names */
+	conf = prep("kmp", "x", 1, false);
+	assert_string_equal(conf->ops->name, "kmp");
+	textsearch_destroy(conf);
+	conf = prep("bm", "x", 1, false);
+	assert_string_equal(conf->ops->name, "bm");
+	textsearch_destroy(conf);
+	/* nobody may take the name "auto" */
+	assert_int_equal(textsearch_register(&fake), -EEXIST);
+	assert_non_null(strstr(textsearch_last_error(), "reserved"));
+	assert_int_equal(textsearch_unregister(&fake), -ENOENT);
+	/* a rarebyte config pins its algorithm like any other */
+	conf = prep("auto", "x", 1, false);
+	assert_int_equal(textsearch_unregister(conf->ops), -EBUSY);
+	textsearch_destroy(conf);
+}
+
+/* ---- short and long patterns ---------------------------------------------- */
+
+/* Random data over @alpha with copies of @pat planted, then every level,
+ * contiguous and in blocks of several sizes. */
+static unsigned long run_planted(struct rng *r, const u8 *pat,
+				 unsigned int plen, unsigned int dlen,
+				 const u8 *alpha, unsigned int nalpha,
+				 bool icase)
+{
+	static const unsigned int sizes[] = { 1, 2, 3, 15, 31, 32, 33, 63,
+					      64, 65, 100, 257, 1000 };
+	u8 *data = malloc(dlen ? dlen : 1);
+	unsigned long found = 0;
+	unsigned int i, k;
+	size_t l, s;
+
+	assert_non_null(data);
+	for (i = 0; i < dlen; i++)
+		data[i] = alpha[rng_below(r, nalpha)];
+	for (k = 0; plen <= dlen && k < 1 + dlen / (4 * plen + 8); k++) {
+		unsigned int at = rng_below(r, dlen - plen + 1);
+
+		for (i = 0; i < plen; i++) {
+			u8 c = pat[i];
+
+			if (icase && rng_below(r, 2) &&
+			    ref_fold((u8)(c ^ 0x20)) == ref_fold(c))
+				c ^= 0x20;
+			data[at + i] = c;
+		}
+	}
+	for (l = 0; l < N_PINNED; l++) {
+		struct ts_config *conf = prep(levels[l], pat, plen, icase);
+
+		for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			struct blocks *b = even_blocks(data, dlen, sizes[s]);
+
+			found += check_seq(levels[l], conf, pat, plen, data,
+					   dlen, b, icase);
+			blocks_free(b);
+		}
+		textsearch_destroy(conf);
+	}
+	free(data);
+	return found;
+}
+
+static void test_lengths(void **unused)
+{
+	static const unsigned int lens[] = { 1,	 2,  3,	 4,   5,   7,	8,
+					     15, 16, 17, 31,  32,  33,	63,
+					     64, 65, 66, 100, 127, 128, 129,
+					     255, 256, 257, 300, 513, 1000 };
+	static const u8 text[] = "pthread_mutex_lock(&m); x = y; // e ";
+	static const u8 ab[] = { 'a', 'b' };
+	static const u8 latin[] = { 'a', 'A', 0xC0, 0xE0, 0xD7, 0xF7,
+				    0xDF, 0xFF, 0xDE, 0xFE };
+	struct rng r = { 4242 };
+	unsigned long found = 0;
+	size_t i;
+	int round;
+
+	(void)unused;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (round = 0; round < 6; round++) {
+			u8 pat[1000];
+			const u8 *alpha = round < 2 ? ab
+					  : round < 4 ? latin
+						      : text;
+			unsigned int nalpha = round < 2 ? 2
+					      : round < 4 ? sizeof(latin)
+							  : sizeof(text) - 1;
+			unsigned int j, plen = lens[i];
+
+			for (j = 0; j < plen; j++)
+				pat[j] = alpha[rng_below(&r, nalpha)];
+			found += run_planted(&r, pat, plen,
+					     rng_below(&r, 4 * plen + 300),
+					     alpha, nalpha, round & 1);
+		}
+	}
+	printf("# simd: pattern lengths 1 to 1000: %lu matches checked\n",
+	       found);
+	assert_true(found > 0);
+}
+
+/* ---- every offset, every alignment, exact-size data -------------------- */
+
+/*
+ * For data lengths 0 to 200, each start alignment 0 to 63 and patterns of
+ * 1, 2, 3, 4, 17, 33 and 65 bytes: the pattern planted at one offset of a
+ * filler that shares its bytes but never matches, the data at the end of
+ * an allocation of exactly its size.  The offset walks over every start
+ * near a 16/32/64-byte vector boundary and near the end.
+ */
+static void test_offsets(void **unused)
+{
+	static const unsigned int plens[] = { 1, 2, 3, 4, 17, 33, 65 };
+	unsigned long searches = 0;
+	size_t l, pi;
+
+	(void)unused;
+	for (pi = 0; pi < sizeof(plens) / sizeof(plens[0]); pi++) {
+		const unsigned int plen = plens[pi];
+		u8 pat[65];
+		unsigned int i;
+
+		/* "xyz...q": the filler is the pattern shifted, so partial
+		 * matches are everywhere but whole ones only where planted */
+		for (i = 0; i < plen; i++)
+			pat[i] = (u8)('b' + i % 23);
+		pat[plen - 1] = 'Z';
+		for (l = 0; l < N_PINNED; l++) {
+			struct ts_config *conf[2];
+			unsigned int dlen, align, at;
+
+			conf[0] = prep(levels[l], pat, plen, false);
+			conf[1] = prep(levels[l], pat, plen, true);
+			for (dlen = 0; dlen <= 200; dlen++) {
+				for (align = 0; align < 64; align++) {
+					void *mem;
+					u8 *data;
+
+					/* exactly align + dlen bytes: the
+					 * data ends where the allocation does */
+					if (posix_memalign(&mem, 64,
+							   align + dlen ? align + dlen
+									: 1))
+						fail();
+					data = (u8 *)mem + align;
+					for (i = 0; i < dlen; i++)
+						data[i] = (u8)('b' + (i + 1) % 23);
+					/* plant at a few offsets for each
+					 * alignment, all offsets over all */
+					for (at = align % 16; at + plen <= dlen;
+					     at += 16) {
+						struct ts_state st;
+						unsigned int got, c = at & 1;
+
+						memcpy(data + at, pat, plen);
+						if (c)
+							data[at + plen - 1] = 'z';
+						got = textsearch_find_continuous(
+							conf[c], &st, data,
+							dlen);
+						if (got != at) {
+							dump(levels[l], "offset",
+							     pat, plen, dlen, c,
+							     got, at);
+							fail();
+						}
+						for (i = 0; i < plen; i++)
+							data[at + i] = (u8)(
+								'b' +
+								(at + i + 1) % 23);
+						searches++;
+					}
+					/* nothing planted: nothing found */
+					{
+						struct ts_state st;
+
+						assert_int_equal(
+							textsearch_find_continuous(
+								conf[align & 1], &st,
+								data, dlen),
+							UINT_MAX);
+					}
+					free(mem);
+				}
+			}
+			textsearch_destroy(conf[0]);
+			textsearch_destroy(conf[1]);
+		}
+	}
+	printf("# simd: %lu planted matches at every offset and alignment\n",
+	       searches);
+}
+
+/* A match that ends on, starts on or straddles each block end, for block
+ * sizes around the vector widths. */
+static void test_block_ends(void **unused)
+{
+	static const unsigned int sizes[] = { 1, 2, 3, 16, 31, 32, 33, 63, 64,
+					      65, 127, 128 };
+	static const unsigned int plens[] = { 1, 2, 3, 5, 16, 40, 64, 70 };
+	unsigned long checked = 0;
+	size_t l, si, pi;
+
+	(void)unused;
+	for (l = 0; l < N_PINNED; l++) {
+		for (pi = 0; pi < sizeof(plens) / sizeof(plens[0]); pi++) {
+			const unsigned int plen = plens[pi];
+			u8 pat[70], data[400];
+			struct ts_config *conf;
+			unsigned int i, at;
+
+			for (i = 0; i < plen; i++)
+				pat[i] = (u8)("sxk"[i % 3]);
+			conf = prep(levels[l], pat, plen, false);
+			for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]);
+			     si++) {
+				for (at = 0; at + plen <= sizeof(data);
+				     at += 1 + (at % 5 == 0 ? 0 : 2)) {
+					struct blocks *b;
+
+					memset(data, 'k', sizeof(data));
+					memcpy(data + at, pat, plen);
+					b = even_blocks(data, sizeof(data),
+							sizes[si]);
+					checked += check_seq(levels[l], conf,
+							     pat, plen, data,
+							     sizeof(data), b,
+							     false);
+					blocks_free(b);
+				}
+			}
+			textsearch_destroy(conf);
+		}
+	}
+	printf("# simd: %lu matches across block ends\n", checked);
+}
+
+/* ---- TS_IGNORECASE -------------------------------------------------------- */
+
+/*
+ * Every pattern byte against every data byte, in the filter (one, two and
+ * three bytes) and in the verification (a pattern of 70 bytes, longer than
+ * any vector, with the byte in the middle, where the filter is elsewhere).
+ * 0xC0 and 0xE0 fold together; 0xD7 and 0xF7 do not; 0xDF and 0xFF match
+ * only themselves.
+ */
+static void test_icase_latin1(void **unused)
+{
+	u8 data[200], pat[70];
+	size_t l;
+	unsigned int x, y, i;
+
+	(void)unused;
+	for (l = 0; l < N_PINNED; l++) {
+		for (y = 0; y < 256; y++) {
+			struct ts_config *one, *three, *longp;
+
+			pat[0] = (u8)y;
+			one = prep(levels[l], pat, 1, true);
+			pat[0] = 'j';
+			pat[1] = (u8)y;
+			pat[2] = 'j';
+			three = prep(levels[l], pat, 3, true);
+			for (i = 0; i < 70; i++)
+				pat[i] = 'j';
+			pat[35] = (u8)y;
+			longp = prep(levels[l], pat, 70, true);
+			for (x = 0; x < 256; x++) {
+				const unsigned int at = 1 + (x % 64);
+				struct ts_state st;
+				u8 p1 = (u8)y, p3[3] = { 'j', (u8)y, 'j' };
+
+				/* pat: 'j' * 70 but y at 35 */
+				memset(data, 'j', sizeof(data));
+				data[at + 35] = (u8)x;
+				assert_int_equal(
+					textsearch_find_continuous(
+						longp, &st, data, sizeof(data)),
+					ref_find(pat, 70, data, sizeof(data), 0,
+						 true));
+				memset(data, 0, sizeof(data));
+				data[at + 1] = (u8)x;
+				data[at] = data[at + 2] = 'J';
+				assert_int_equal(
+					textsearch_find_continuous(
+						three, &st, data, sizeof(data)),
+					ref_find(p3, 3, data, sizeof(data), 0,
+						 true));
+				memset(data, x == 0 ? 1 : 0, sizeof(data));
+				data[at + 70] = (u8)x;
+				assert_int_equal(
+					textsearch_find_continuous(
+						one, &st, data, sizeof(data)),
+					ref_find(&p1, 1, data, sizeof(data), 0,
+						 true));
+				/* and the answer is the folding rule's */
+				if (ref_fold((u8)x) == ref_fold((u8)y))
+					assert_int_equal(
+						textsearch_find_continuous(
+							one, &st, data + 1,
+							sizeof(data) - 1),
+						at + 69);
+			}
+			textsearch_destroy(one);
+			textsearch_destroy(three);
+			textsearch_destroy(longp);
+		}
+	}
+	/* the corners by name */
+	for (l = 0; l < N_PINNED; l++) {
+		static const struct {
+			u8 p, d;
+			bool match;
+		} corners[] = {
+			{ 0xC0, 0xE0, true },  { 0xE0, 0xC0, true },
+			{ 0xDE, 0xFE, true },  { 0xD7, 0xF7, false },
+			{ 0xF7, 0xD7, false }, { 0xDF, 0xFF, false },
+			{ 0xFF, 0xDF, false }, { 0xDF, 0xDF, true },
+			{ 0xFF, 0xFF, true },  { '@', '`', false },
+			{ '[', '{', false },   { 'Z', 'z', true },
+		};
+		for (i = 0; i < sizeof(corners) / sizeof(corners[0]); i++) {
+			u8 p2[2] = { corners[i].p, 'k' };
+			struct ts_config *conf = prep(levels[l], p2, 2, true);
+			struct ts_state st;
+
+			memset(data, 'k', sizeof(data));
+			data[100] = corners[i].d;
+			assert_int_equal(textsearch_find_continuous(
+						 conf, &st, data, sizeof(data)),
+					 corners[i].match ? 100 : UINT_MAX);
+			textsearch_destroy(conf);
+		}
+	}
+}
+
+/* Random cases over data of 0 to 200 bytes, every level against the
+ * reference, contiguous at every alignment and in random blocks. */
+static void test_random_short(void **unused)
+{
+	static const u8 alpha[] = { 'a', 'b', 'A', 'B', 0xC0, 0xE0, 0xD7,
+				    0xF7, 0xDF, 0xFF, 0 };
+	struct rng r = { test_seed("simd", 99) };
+	unsigned long cases = 0, found = 0;
+	unsigned int k;
+
+	(void)unused;
+	for (k = 0; k < 3000; k++) {
+		u8 pat[80], buf[64 + 200];
+		unsigned int plen = 1 + rng_below(&r, k % 3 ? 4 : 80);
+		unsigned int dlen = rng_below(&r, 201), align = k % 64, i;
+		unsigned int nalpha = 2 + rng_below(&r, sizeof(alpha) - 1);
+		bool icase = rng_below(&r, 2);
+		u8 *data = buf + align;
+		size_t l;
+
+		for (i = 0; i < plen; i++)
+			pat[i] = alpha[rng_below(&r, nalpha)];
+		for (i = 0; i < dlen; i++)
+			data[i] = alpha[rng_below(&r, nalpha)];
+		if (plen <= dlen && rng_below(&r, 2))
+			memcpy(data + rng_below(&r, dlen - plen + 1), pat,
+			       plen);
+		for (l = 0; l < N_LEVELS; l++) {
+			struct ts_config *conf = prep(levels[l], pat, plen,
+						      icase);
+			struct blocks *b = blocks_random(data, dlen, &r,
+							 (int)rng_below(&r, 3));
+
+			found += check_seq(levels[l], conf, pat, plen, data,
+					   dlen, b, icase);
+			blocks_free(b);
+			textsearch_destroy(conf);
+			cases++;
+		}
+	}
+	printf("# simd: %lu random short cases, %lu matches\n", cases, found);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_lengths),
+		cmocka_unit_test(test_offsets),
+		cmocka_unit_test(test_block_ends),
+		cmocka_unit_test(test_icase_latin1),
+		cmocka_unit_test(test_random_short),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
