@@ -10,7 +10,8 @@
  *     many sizes;
  *   - TS_IGNORECASE with every pair of bytes, ISO-8859-1 corners included,
  *     in the filter and in the (vectorised) verification;
- *   - what "auto" resolves to, and that the name is reserved.
+ *   - what "auto" resolves to, and that the name is reserved;
+ *   - stream offsets near UINT_MAX.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -636,6 +637,92 @@ static void test_random_short(void **unused)
 	printf("# simd: %lu random short cases, %lu matches\n", cases, found);
 }
 
+/* ---- stream offsets near UINT_MAX ---------------------------------------- */
+
+/*
+ * A virtual stream of 'a's ending in 'b's, served from two static buffers,
+ * so matches end at UINT_MAX or would end past it.  With overlong the
+ * provider also claims full blocks past UINT_MAX, which must not be
+ * trusted.  The provider checks that consumed never goes backwards.
+ */
+enum { VBLK = 1 << 20, VPAT = 300 };
+static u8 va[VBLK], vb[VBLK];
+
+struct vstream {
+	uint64_t b_from, stream_end;
+	unsigned int last;
+	bool overlong, ok;
+};
+
+static unsigned int vs_next(unsigned int consumed, const u8 **dst,
+			    struct ts_config *conf, struct ts_state *state)
+{
+	struct vstream *v;
+	uint64_t avail;
+
+	(void)conf;
+	memcpy(&v, state->cb, sizeof(v));
+	if (consumed < v->last)
+		v->ok = false;
+	v->last = consumed;
+	if (consumed >= v->stream_end)
+		return 0;
+	if (consumed < v->b_from) {
+		*dst = va;
+		avail = v->b_from - consumed;
+	} else {
+		*dst = vb;
+		avail = v->stream_end - consumed;
+	}
+	if (avail > VBLK || (v->overlong && consumed >= v->b_from))
+		avail = VBLK;
+	return (unsigned int)avail;
+}
+
+static unsigned int vs_find(struct ts_config *conf, struct ts_state *st,
+			    struct vstream *v)
+{
+	v->last = 0;
+	v->ok = true;
+	memcpy(st->cb, &v, sizeof(v));
+	return textsearch_find_with(conf, st, vs_next, NULL);
+}
+
+static void test_near_uint_max(void **unused)
+{
+	u8 pat[VPAT];
+	struct ts_state st;
+	struct vstream v;
+	size_t l;
+
+	(void)unused;
+	memset(va, 'a', sizeof(va));
+	memset(vb, 'b', sizeof(vb));
+	memset(pat, 'b', sizeof(pat));
+	for (l = 0; l < N_PINNED; l++) {
+		struct ts_config *conf = prep(levels[l], pat, VPAT, false);
+
+		/* the last VPAT bytes before UINT_MAX: the match ends there */
+		v.stream_end = UINT_MAX;
+		v.b_from = UINT_MAX - VPAT;
+		v.overlong = false;
+		assert_int_equal(vs_find(conf, &st, &v), UINT_MAX - VPAT);
+		assert_int_equal(st.offset, UINT_MAX);
+		assert_true(v.ok);
+		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+
+		/* one byte later it would end past UINT_MAX: no match, even
+		 * when the provider claims more data */
+		v.b_from = UINT_MAX - VPAT + 1;
+		v.stream_end = (uint64_t)UINT_MAX + VPAT;
+		v.overlong = true;
+		assert_int_equal(vs_find(conf, &st, &v), UINT_MAX);
+		assert_true(v.ok);
+		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+		textsearch_destroy(conf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -646,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_block_ends),
 		cmocka_unit_test(test_icase_latin1),
 		cmocka_unit_test(test_random_short),
+		cmocka_unit_test(test_near_uint_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
