@@ -78,19 +78,9 @@ static unsigned long n_invocations, n_combos, n_diffs, n_known;
  * from this list.  Matched against the combination's name.
  */
 static const char *const known_differences[] = {
-	/* --fsm with a {head}: tsgrep tries the pattern only at the start of
-	 * its search window, not at every line start as tsgrep(1) says (^
-	 * patterns are right) */
-	"fsm anchor { }foo",
-	"fsm anchor {\\s}foo",
-	"fsm anchor {[:upper:]}oo",
 	/* in a UTF-8 locale, context around lines of a binary file (invalid
 	 * UTF-8): grep prints its "--" separators differently */
 	"C.UTF-8 -C 1",
-	/* --color=always on the line over 1 MiB: matches past some point of
-	 * the line are not highlighted */
-	"--color=always",
-	"--color=always -i -A 1",
 	NULL,
 };
 
