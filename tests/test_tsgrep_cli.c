@@ -1207,6 +1207,124 @@ static void test_count_matches(void **st)
 	       n_invocations - before);
 }
 
+/* The number after "@key": in @s (a JSON line), or -1. */
+static long long json_num(const char *s, const char *key)
+{
+	const char *p = strstr(s, key);
+
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * --json: one object per selected line, with the line number and offset
+ * grep -n -b gives and the match offsets grep -o -b gives.  Checked as
+ * "path:line:offset" and "path:offset" lists built from both sides.
+ */
+static void test_json(void **st)
+{
+	static const char *const cases[][6] = {
+		{ "-e", "foo", "t0", "t1", NULL },
+		{ "-e", "ab", "-e", "abc", "t4", NULL },
+		{ "-e", "needle", "long", "t2", NULL },
+		{ "-i", "-e", "FOO", "t5", "t6", NULL },
+	};
+	unsigned long before = n_invocations;
+	size_t c;
+
+	(void)st;
+	n_combos++;
+	for (c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		char *nb[12] = { "grep", "-F", "-H", "-n", "-b" };
+		char *ob[12] = { "grep", "-F", "-H", "-o", "-b" };
+		char *js[12] = { tsgrep_path, "--json" };
+		struct buf lines = { 0 }, subs = { 0 }, glines = { 0 };
+		struct buf gsubs = { 0 };
+		struct run g1, g2, t;
+		int n = 5, m = 2, i;
+		char *line, *save = NULL, *p;
+
+		for (i = 0; cases[c][i]; i++)
+			nb[n] = ob[n] = (char *)cases[c][i], n++,
+			js[m++] = (char *)cases[c][i];
+		nb[n] = ob[n] = js[m] = NULL;
+		run_prog(nb, NULL, NULL, NULL, &g1);
+		run_prog(ob, NULL, NULL, NULL, &g2);
+		run_prog(js, NULL, NULL, NULL, &t);
+		n_invocations++;
+		/* grep: "path:line:offset:text" -> "path:line:offset" */
+		for (line = strtok_r(g1.out, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char *a = strchr(line, ':'), *b2, *c3;
+
+			b2 = a ? strchr(a + 1, ':') : NULL;
+			c3 = b2 ? strchr(b2 + 1, ':') : NULL;
+			if (c3) {
+				buf_add(&glines, line, (size_t)(c3 - line));
+				buf_adds(&glines, "\n");
+			}
+		}
+		save = NULL;
+		for (line = strtok_r(g2.out, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char *a = strchr(line, ':'), *b2;
+
+			b2 = a ? strchr(a + 1, ':') : NULL;
+			if (b2) {
+				buf_add(&gsubs, line, (size_t)(b2 - line));
+				buf_adds(&gsubs, "\n");
+			}
+		}
+		save = NULL;
+		for (line = strtok_r(t.out, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			long long ln = json_num(line, "\"line_number\":");
+			long long off = json_num(line, "\"absolute_offset\":");
+			const char *path = strstr(line, "\"path\":{\"text\":\"");
+			char tmp[512];
+			size_t plen;
+
+			if (strncmp(line, "{\"type\":\"match\"", 15) ||
+			    line[strlen(line) - 1] != '}' || !path) {
+				buf_adds(&lines, "(not a match object)\n");
+				continue;
+			}
+			path += 16;
+			plen = strcspn(path, "\"");
+			snprintf(tmp, sizeof(tmp), "%.*s:%lld:%lld\n",
+				 (int)plen, path, ln, off);
+			buf_adds(&lines, tmp);
+			for (p = strstr(line, "\"submatches\":"); p &&
+			     (p = strstr(p, "\"start\":")); p++) {
+				snprintf(tmp, sizeof(tmp), "%.*s:%lld\n",
+					 (int)plen, path,
+					 off + strtoll(p + 8, NULL, 10));
+				buf_adds(&subs, tmp);
+			}
+		}
+		if (!lines.p || !glines.p || strcmp(lines.p, glines.p) ||
+		    !subs.p || !gsubs.p || strcmp(subs.p, gsubs.p) ||
+		    t.status != g1.status) {
+			printf("# DIFFERENCE [--json]: case %zu (%s %s ...): "
+			       "lines %s, matches %s, status %d vs %d\n",
+			       c + 1, cases[c][0], cases[c][1],
+			       lines.p && glines.p &&
+			       !strcmp(lines.p, glines.p) ? "agree" : "differ",
+			       subs.p && gsubs.p && !strcmp(subs.p, gsubs.p) ?
+			       "agree" : "differ", t.status, g1.status);
+			count_diff(t.err);
+		}
+		free(lines.p);
+		free(subs.p);
+		free(glines.p);
+		free(gsubs.p);
+		run_free(&g1);
+		run_free(&g2);
+		run_free(&t);
+	}
+	printf("# --json against grep -n -b and -o -b: %lu invocations\n",
+	       n_invocations - before);
+}
+
 /* Messages name the file and the problem; --stats reports on stderr. */
 static void test_messages(void **st)
 {
@@ -1705,6 +1823,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_locale),
 		cmocka_unit_test(test_count_matches),
 		cmocka_unit_test(test_messages),
+		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_offsets_past_4gib),
 		cmocka_unit_test(test_bounded_memory),
 		cmocka_unit_test(test_summary),
