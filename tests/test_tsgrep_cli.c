@@ -1003,6 +1003,10 @@ static void test_fixed_cases(void **st)
 		{ NULL },
 		{ "-e", NULL },
 		{ "-f", "missing", "t0", NULL },
+		/* no pattern at all: nothing matches */
+		{ "-f", "empty", "t0", NULL },
+		{ "-v", "-f", "empty", "t0", NULL },
+		{ "-f", "nl-only", "-c", "t0", NULL },
 		{ "-A", "x", "foo", "t0", NULL },
 		{ "-C", "-1", "foo", "t0", NULL },
 		{ "--bogus-option", "foo", "t0", NULL },
