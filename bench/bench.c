@@ -869,7 +869,8 @@ static void check(struct target *t, double ours, double theirs,
 static void report(const struct target *t)
 {
 	if (!t->cells) {
-		printf("  %-48s not measurable here\n", t->what);
+		printf("  %-48s not measurable (a baseline is missing)\n",
+		       t->what);
 		return;
 	}
 	printf("  %-48s %s: %d of %d cells below %.1fx; worst %.2fx (%s)%s\n",
@@ -1124,6 +1125,9 @@ int main(int argc, char **argv)
 	}
 	if (!list || !*list)
 		list = default_algos;
+	/* the table appears as it is measured, in order with the progress
+	 * lines on stderr */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	corpus_len = quick ? QUICK_SIZE : FULL_SIZE;
 	search_len = corpus_len;
 	budget = quick ? 0.02 : 0.12;
@@ -1142,6 +1146,9 @@ int main(int argc, char **argv)
 	printf("textsearch bench%s: %zu-byte corpus, seed %#llx, single thread, "
 	       "best of up to %d passes\n", quick ? " (quick)" : "", corpus_len,
 	       (unsigned long long)SEED, max_reps);
+	if (quick)
+		printf("quick run: the corpus fits in the caches, so the figures "
+		       "only show that everything runs and counts right\n");
 #ifdef HAVE_HS
 	printf("hyperscan %s\n", hs_version());
 #else
