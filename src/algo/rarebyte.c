@@ -367,43 +367,64 @@ RB_TARGET_AVX512 static bool rb_verify_avx512(const struct rb *r,
 	return true;
 }
 
+/* Filter mask of the 64 starts from p (both loads inside the block). */
+RB_TARGET_AVX512 static inline unsigned long long
+rb_mask64(const struct rb *r, const u8 *s, size_t p)
+{
+	__m512i va = _mm512_loadu_si512((const void *)(s + p + r->i1));
+	__m512i vb = _mm512_loadu_si512((const void *)(s + p + r->i2));
+
+	return _mm512_cmpeq_epi8_mask(
+		       _mm512_or_si512(va, _mm512_set1_epi8((char)r->or1)),
+		       _mm512_set1_epi8((char)r->c1)) &
+	       _mm512_cmpeq_epi8_mask(
+		       _mm512_or_si512(vb, _mm512_set1_epi8((char)r->or2)),
+		       _mm512_set1_epi8((char)r->c2));
+}
+
 /*
- * 64 starts per step, with plain loads while all 64 windows' filter bytes
- * lie in the block (p + 63 <= last, so p + imax + 64 <= n).  The cnt < 64
- * starts left take masked loads of cnt bytes at p + i1 and p + i2, whose
- * last byte is at most last + imax <= n - 1: inside the block, so short
- * blocks need no scalar path either.
+ * 64 starts per vector, two vectors per step (one branch for 128 starts),
+ * with plain loads while all the windows' filter bytes lie in the block
+ * (p + 63 <= last, so p + imax + 64 <= n).  The cnt < 64 starts left take
+ * masked loads of cnt bytes at p + i1 and p + i2, whose last byte is at
+ * most last + imax <= n - 1: inside the block, so short blocks need no
+ * scalar path either.
  */
 RB_TARGET_AVX512 static size_t rb_scan_avx512(const struct rb *r,
 					      const u8 *s, size_t from,
 					      size_t n)
 {
 	const size_t last = n - r->len;
-	const __m512i c1 = _mm512_set1_epi8((char)r->c1);
-	const __m512i c2 = _mm512_set1_epi8((char)r->c2);
-	const __m512i o1 = _mm512_set1_epi8((char)r->or1);
-	const __m512i o2 = _mm512_set1_epi8((char)r->or2);
-	const u8 *a = s + r->i1, *b = s + r->i2;
-	unsigned long long mask;
+	unsigned long long mask, mask2;
 	size_t p = from;
 
+	for (; p <= last && last - p >= 127; p += 128) {
+		mask = rb_mask64(r, s, p);
+		mask2 = rb_mask64(r, s, p + 64);
+		if (mask | mask2) {
+			RB_WALK_MASK(mask, p, last, rb_verify_avx512);
+			RB_WALK_MASK(mask2, p + 64, last, rb_verify_avx512);
+		}
+	}
 	for (; p <= last && last - p >= 63; p += 64) {
-		__m512i va = _mm512_loadu_si512((const void *)(a + p));
-		__m512i vb = _mm512_loadu_si512((const void *)(b + p));
-
-		mask = _mm512_cmpeq_epi8_mask(_mm512_or_si512(va, o1), c1) &
-		       _mm512_cmpeq_epi8_mask(_mm512_or_si512(vb, o2), c2);
+		mask = rb_mask64(r, s, p);
 		RB_WALK_MASK(mask, p, last, rb_verify_avx512);
 	}
 	if (p <= last) {
 		__mmask64 k = ((__mmask64)1 << (last - p + 1)) - 1;
-		__m512i va = _mm512_maskz_loadu_epi8(k, a + p);
-		__m512i vb = _mm512_maskz_loadu_epi8(k, b + p);
+		__m512i va = _mm512_maskz_loadu_epi8(k, s + p + r->i1);
+		__m512i vb = _mm512_maskz_loadu_epi8(k, s + p + r->i2);
 
 		mask = _mm512_mask_cmpeq_epi8_mask(
-			       k, _mm512_or_si512(va, o1), c1) &
+			       k,
+			       _mm512_or_si512(va, _mm512_set1_epi8(
+							   (char)r->or1)),
+			       _mm512_set1_epi8((char)r->c1)) &
 		       _mm512_mask_cmpeq_epi8_mask(
-			       k, _mm512_or_si512(vb, o2), c2);
+			       k,
+			       _mm512_or_si512(vb, _mm512_set1_epi8(
+							   (char)r->or2)),
+			       _mm512_set1_epi8((char)r->c2));
 		RB_WALK_MASK(mask, p, last, rb_verify_avx512);
 	}
 	return RB_NONE;
