@@ -108,7 +108,7 @@ $(BUILD)/gen/plugin_dir.h: FORCE
 
 $(BUILD)/obj/src/core/plugin.o: $(BUILD)/gen/plugin_dir.h
 
-$(BUILD)/obj/%.o: %.c $(HEADERS) src/internal.h
+$(BUILD)/obj/%.o: %.c $(HEADERS) src/internal.h $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
