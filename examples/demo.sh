@@ -1,11 +1,19 @@
 #!/bin/sh
-# make demo: run the demo program on the sample data shipped in samples/.
+# make demo: tsgrep on the sample data shipped in samples/ (the examples,
+# demo.c among them, are built by `make` too).
 set -e
 BUILD=${1:-build/default}
 export TEXTSEARCH_PLUGIN_PATH="$BUILD/plugins"
-demo="$BUILD/examples/demo"
-"$demo" chicken samples/dance.txt
-echo
-"$demo" -i -c 5 chicken samples/dance.txt
-echo
-"$demo" -c 7 "HTTP/1.1" samples/http.log
+tsgrep="$BUILD/bin/tsgrep"
+run() {
+	echo "\$ tsgrep $*"
+	"$tsgrep" "$@" || [ $? -eq 1 ]
+	echo
+}
+run -n --color=always chicken samples/dance.txt
+run -i -c CHICKEN samples/dance.txt
+run --block-size 3 -o -b HTTP/1.1 samples/http.log
+run --hex -n '|48 54 54 50|/1.0' samples/http.log
+run --fsm -o 'HTTP/\d\.\d' samples/http.log
+run --json -m 1 Host samples/http.log
+run --count-matches --algo kmp -e GET -e POST samples/http.log

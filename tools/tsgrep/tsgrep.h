@@ -1,0 +1,167 @@
+/*
+ * tsgrep.h - shared definitions of tsgrep, a grep -F work-alike built on
+ * libtextsearch.
+ *
+ * The pieces: main.c (options, patterns, exit status), walk.c (-r file
+ * lists), jobs.c (worker threads, output in argument order), search.c
+ * (the chunked line engine), output.c (line heads, color, context
+ * separators, ordered output buffers), json.c (--json).
+ *
+ * Everything in struct tsg_cfg is written once by main() before any worker
+ * starts and is read-only afterwards, so workers share it without locks.
+ */
+#ifndef TSGREP_H
+#define TSGREP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <textsearch.h>
+
+#define TSG_PROG "tsgrep"
+
+enum tsg_binary { TSG_BIN_BINARY, TSG_BIN_TEXT, TSG_BIN_WITHOUT_MATCH };
+enum tsg_list { TSG_LIST_NONE, TSG_LIST_MATCHING, TSG_LIST_NONMATCHING };
+
+struct tsg_pattern {
+	struct ts_config *conf;
+	/* an fsm pattern whose head does not skip any byte: it can only
+	 * match from the start of a line (tsgrep's search offset) */
+	int anchored;
+};
+
+/* SGR parameters of GREP_COLORS (defaults as GNU grep's). */
+struct tsg_colors {
+	char ms[32], mc[32], sl[32], cx[32], fn[32], ln[32], bn[32], se[32];
+	int ne; /* omit the \33[K (erase to end of line) */
+};
+
+struct tsg_cfg {
+	struct tsg_pattern *pats;
+	size_t npats;
+	int match_all; /* an empty pattern was given: every line matches */
+	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
+
+	int invert, count, only, byte_off, line_num, quiet, no_messages;
+	enum tsg_list list;
+	int with_fname; /* 1 print names, 0 don't, -1 only once -r enters a dir */
+	int null_after_name;
+	int recursive, deref;
+	enum tsg_binary binary;
+	long long before, after; /* -1: no context option given */
+	long long max_count;     /* -1: unlimited */
+	int color;
+	struct tsg_colors colors;
+	int count_matches, json, stats;
+	size_t block_size; /* 0: contiguous search of each window */
+	size_t chunk;      /* bytes read at a time */
+	int jobs;
+	int utf8;        /* locale is UTF-8: lines with encoding errors are
+			    binary, as GNU grep does */
+	int line_flush;  /* flush after every output line */
+	int out_is_devnull;
+};
+
+/* ---- output (output.c) ---- */
+
+struct tsg_job;
+
+/* Output of one file: written straight to stdout while its job is the
+ * oldest unfinished one, buffered otherwise (see jobs.c). */
+struct tsg_out {
+	struct tsg_job *job;
+	char *buf;
+	size_t len, cap;
+	int direct;
+	/* stderr messages kept in order with the buffered stdout bytes */
+	struct tsg_msg *msgs;
+	size_t nmsgs, capmsgs;
+	int lead_sep;  /* first group of this file wants "--" if anything
+			  was output before it (decided in order) */
+	int used;      /* this file selected a line in printing mode */
+	/* -q: index of the first file that matched (SIZE_MAX if none);
+	 * files after it stop and print nothing, as grep exits there */
+	_Atomic size_t *quit_at;
+	size_t idx;
+};
+
+struct tsg_msg {
+	size_t at;
+	char *text;
+};
+
+void out_put(struct tsg_out *o, const void *p, size_t n);
+void out_putc(struct tsg_out *o, char c);
+void out_puts(struct tsg_out *o, const char *s);
+void out_eol(const struct tsg_cfg *c, struct tsg_out *o);
+void out_error(struct tsg_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Write everything buffered to the real streams (caller owns stdout). */
+void out_drain(struct tsg_out *o);
+void out_free(struct tsg_out *o);
+void out_write_fd(int fd, const void *p, size_t n);
+
+void out_sgr_start(const struct tsg_cfg *c, struct tsg_out *o,
+		   const char *sgr);
+void out_sgr_end(const struct tsg_cfg *c, struct tsg_out *o,
+		 const char *sgr);
+void out_filename(const struct tsg_cfg *c, struct tsg_out *o,
+		  const char *name);
+void out_sep(const struct tsg_cfg *c, struct tsg_out *o, char sep);
+void out_head(const struct tsg_cfg *c, struct tsg_out *o, const char *name,
+	      uint64_t lineno, uint64_t off, char sep);
+void out_group_sep(const struct tsg_cfg *c, struct tsg_out *o);
+void colors_init(struct tsg_colors *col, const char *env);
+
+/* ---- search (search.c) ---- */
+
+struct tsg_file_stats {
+	uint64_t bytes, lines, matches;
+};
+
+/* Search one open descriptor; @name is what output shows.  Returns the
+ * number of selected lines, or -1 after a read error (reported). */
+long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
+		    const char *name, int show_name,
+		    struct tsg_file_stats *st);
+
+/* ---- json (json.c) ---- */
+
+void json_match(struct tsg_out *o, const char *path, uint64_t lineno,
+		uint64_t off, const unsigned char *line, size_t len,
+		const size_t *sub, size_t nsub);
+int utf8_valid(const unsigned char *p, size_t n);
+
+/* ---- files (walk.c) and jobs (jobs.c) ---- */
+
+struct tsg_file {
+	char *path;    /* what to open; "-" is stdin */
+	char *display; /* what to print */
+	int show_name;
+	int error;     /* errno found while walking (reported in order) */
+	int is_dir_error; /* a directory given without -r */
+};
+
+struct tsg_filelist {
+	struct tsg_file *v;
+	size_t n, cap;
+};
+
+void filelist_add(struct tsg_filelist *l, const char *path,
+		  const char *display, int show_name, int error);
+/* Expand one operand into @l (recursing into directories with -r, sorted
+ * by name).  Returns 0, or -1 after an error was recorded. */
+void walk_operand(const struct tsg_cfg *c, struct tsg_filelist *l,
+		  const char *operand, int implicit_dot);
+
+struct tsg_result {
+	int any_selected;
+	int any_error;
+	uint64_t bytes, files, matches, lines;
+};
+
+void run_jobs(const struct tsg_cfg *c, struct tsg_filelist *l,
+	      struct tsg_result *res);
+
+#endif
