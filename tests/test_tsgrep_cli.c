@@ -78,9 +78,6 @@ static unsigned long n_invocations, n_combos, n_diffs, n_known;
  * from this list.  Matched against the combination's name.
  */
 static const char *const known_differences[] = {
-	/* in a UTF-8 locale, context around lines of a binary file (invalid
-	 * UTF-8): grep prints its "--" separators differently */
-	"C.UTF-8 -C 1",
 	NULL,
 };
 
