@@ -22,12 +22,6 @@
 #include "patterns.h"
 #include "tsgrep.h"
 
-/* The parsers live in patterns.c, written alongside this tool; weak
- * references let a tree that does not have it yet still link, and
- * --hex/--fsm then say so instead of the build failing. */
-#pragma weak tsgrep_parse_hex
-#pragma weak tsgrep_parse_fsm
-
 struct rawpat {
 	char *p;
 	size_t len;
@@ -596,9 +590,6 @@ int main(int argc, char **argv)
 		ops++;
 		nops--;
 	}
-	if ((s.hex && !tsgrep_parse_hex) || (s.fsm && !tsgrep_parse_fsm))
-		die("--%s is not available: this tsgrep was built without "
-		    "tools/tsgrep/patterns.c", s.hex ? "hex" : "fsm");
 	if (s.hex && s.fsm)
 		die("--hex and --fsm cannot be used together");
 	if ((s.fsm || (s.algo && !strcmp(s.algo, "fsm"))) && s.ignore_case)
