@@ -21,8 +21,9 @@
  * TS_TEST_SEED repeats a run; TSGREP_TEST_ITER sets the invocations per
  * option combination (default 12); TSGREP_TEST_BIG_MB the size of the
  * memory test (default 1024); TSGREP_TEST_NO_4G=1 skips the sparse 4 GiB
- * file.  Sanitizer builds (a BUILD folder name containing "san", or
- * TSGREP_TEST_SANITIZED set) start every program several times slower, so
+ * file.  Sanitizer builds (a tsgrep with a sanitizer runtime in it, a BUILD
+ * folder name containing "san", or TSGREP_TEST_SANITIZED set) start every
+ * program several times slower, so
  * they run 3 invocations per combination, half the variants and -r runs,
  * 128 MiB for the memory test (with a looser bound: the sanitizer's own
  * memory), and skip the 4 GiB file unless TSGREP_TEST_4G=1; the counts
@@ -55,6 +56,8 @@
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru);
 char *mkdtemp(char *template);
 char *realpath(const char *restrict path, char *restrict resolved);
+void *memmem(const void *haystack, size_t hlen, const void *needle,
+	     size_t nlen);
 
 #define MAX_ARGS 64
 
@@ -1830,6 +1833,22 @@ static void absolute_plugin_path(const char *build)
 	setenv("TEXTSEARCH_PLUGIN_PATH", out, 1);
 }
 
+/* Whether the binary was built with a sanitizer (its runtime's symbols
+ * are in it), whatever the build folder is called. */
+static bool links_sanitizer(const char *path)
+{
+	static const char *const marks[] = { "__asan_init", "__tsan_init",
+					     "__ubsan_handle" };
+	size_t len, k;
+	bool found = false;
+	char *bin = slurp(path, &len);
+
+	for (k = 0; k < sizeof(marks) / sizeof(*marks) && !found; k++)
+		found = memmem(bin, len, marks[k], strlen(marks[k])) != NULL;
+	free(bin);
+	return found;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1872,7 +1891,8 @@ int main(void)
 	/* build/san-address-undefined, build/san-thread, and private
 	 * folders named like build/x-asan: sanitized, so smaller sizes */
 	sanitized = strstr(build, "san") != NULL ||
-		    getenv("TSGREP_TEST_SANITIZED") != NULL;
+		    getenv("TSGREP_TEST_SANITIZED") != NULL ||
+		    links_sanitizer(tsgrep_path);
 	absolute_plugin_path(build);
 	printf("# tsgrep: %s%s\n", tsgrep_path,
 	       sanitized ? " (sanitizer build: smaller sizes)" : "");
