@@ -222,6 +222,25 @@ static int in_line(size_t ms, size_t me, size_t le)
 	return ms != NONE && (ms < le || (ms == le && me == ms));
 }
 
+/* The next non-empty match [*ms, *me) of the line ending at @le, searching
+ * from *p (which then moves past the match); 0 when there is none.  Empty
+ * matches (an empty pattern) select a line but print and count nothing. */
+static int next_line_match(struct eng *E, size_t *p, size_t le, size_t *ms,
+			   size_t *me)
+{
+	while (*p <= le) {
+		*ms = next_match(E, *p, me);
+		if (!in_line(*ms, *me, le))
+			return 0;
+		if (*me != *ms) {
+			*p = *me;
+			return 1;
+		}
+		*p = *ms + 1;
+	}
+	return 0;
+}
+
 static void print_match_text(struct eng *E, size_t s, size_t e, int sel)
 {
 	const struct tsg_cfg *c = E->c;
@@ -251,15 +270,9 @@ static int print_line(struct eng *E, size_t ls, size_t le, size_t nx,
 		/* -o prints each match with its own head; lines that do not
 		 * match print nothing. */
 		if (matching) {
-			size_t p = ls;
-			while (p <= le) {
-				size_t me, ms = next_match(E, p, &me);
-				if (!in_line(ms, me, le))
-					break;
-				if (me == ms) {
-					p = ms + 1;
-					continue;
-				}
+			size_t p = ls, ms, me;
+
+			while (next_line_match(E, &p, le, &ms, &me)) {
 				if (check && !utf8_valid(E->buf + ms, me - ms)) {
 					E->enc_err = 1;
 					return 0;
@@ -269,7 +282,6 @@ static int print_line(struct eng *E, size_t ls, size_t le, size_t nx,
 				print_match_text(E, ms, me, selected);
 				out_putc(E->o, '\n');
 				out_eol(c, E->o);
-				p = me;
 			}
 		}
 		E->have_out = 1;
@@ -342,20 +354,11 @@ void job_lead_sep(struct tsg_out *o, const struct tsg_cfg *c);
 static uint64_t matches_in_line(struct eng *E, size_t ls, size_t le)
 {
 	uint64_t k = 0;
-	size_t p = ls;
+	size_t p = ls, ms, me;
 	if (!E->c->npats)
 		return E->c->match_all ? 1 : 0;
-	while (p <= le) {
-		size_t me, ms = next_match(E, p, &me);
-		if (!in_line(ms, me, le))
-			break;
-		if (me == ms) {
-			p = ms + 1;
-			continue;
-		}
+	while (next_line_match(E, &p, le, &ms, &me))
 		k++;
-		p = me;
-	}
 	if (!k && E->c->match_all)
 		k = 1;
 	return k;
@@ -365,15 +368,9 @@ static void json_line(struct eng *E, size_t ls, size_t le, size_t nx)
 {
 	const struct tsg_cfg *c = E->c;
 	E->nsubs = 0;
-	size_t p = ls;
-	while (!c->invert && c->npats && p <= le) {
-		size_t me, ms = next_match(E, p, &me);
-		if (!in_line(ms, me, le))
-			break;
-		if (me == ms) {
-			p = ms + 1;
-			continue;
-		}
+	size_t p = ls, ms, me;
+	while (!c->invert && c->npats &&
+	       next_line_match(E, &p, le, &ms, &me)) {
 		if (E->nsubs + 2 > E->capsubs) {
 			size_t cap = E->capsubs ? E->capsubs * 2 : 16;
 			size_t *v = realloc(E->subs, cap * sizeof(*v));
@@ -384,7 +381,6 @@ static void json_line(struct eng *E, size_t ls, size_t le, size_t nx)
 		}
 		E->subs[E->nsubs++] = ms - ls;
 		E->subs[E->nsubs++] = me - ls;
-		p = me;
 	}
 	/* "lines" keeps the newline, as ripgrep's does */
 	json_match(E->o, E->label, lineno_at(E, ls), E->base + ls,
