@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "testsupport.h"
+#include "vstream.h"
 
 static struct ts_config *prep(const void *pat, unsigned int len, int flags)
 {
@@ -364,61 +365,8 @@ static void kernel_style_provider(void **unused)
 	textsearch_destroy(conf);
 }
 
-/*
- * A virtual stream of 'a's with 'b's at its very end, served from two
- * static buffers, to reach offsets near UINT_MAX.  stream_end is where the
- * provider says the data stops; with overlong it also claims full blocks
- * past UINT_MAX, which the algorithm must not trust.
- */
-enum { VBLK = 1 << 16, VPAT = 4000 };
-static u8 va[VBLK], vb[VBLK];
-
-struct vstream {
-	uint64_t b_from, stream_end;
-	unsigned int last;
-	bool overlong, ok;
-};
-
-static struct vstream *vs_of(struct ts_state *state)
-{
-	struct vstream *v;
-
-	memcpy(&v, state->cb, sizeof(v));
-	return v;
-}
-
-static unsigned int vs_next(unsigned int consumed, const u8 **dst,
-			    struct ts_config *conf, struct ts_state *state)
-{
-	struct vstream *v = vs_of(state);
-	uint64_t avail;
-
-	(void)conf;
-	if (consumed < v->last)
-		v->ok = false;
-	v->last = consumed;
-	if (consumed >= v->stream_end)
-		return 0;
-	if (consumed < v->b_from) {
-		*dst = va;
-		avail = v->b_from - consumed;
-	} else {
-		*dst = vb;
-		avail = v->stream_end - consumed;
-	}
-	if (avail > VBLK || (v->overlong && consumed >= v->b_from))
-		avail = VBLK;
-	return (unsigned int)avail;
-}
-
-static unsigned int vs_find(struct ts_config *conf, struct ts_state *st,
-			    struct vstream *v)
-{
-	v->last = 0;
-	v->ok = true;
-	memcpy(st->cb, &v, sizeof(v));
-	return textsearch_find_with(conf, st, vs_next, NULL);
-}
+/* Long enough that a match spans several blocks of the stream. */
+enum { VPAT = 4000 };
 
 static void offsets_near_uint_max(void **unused)
 {
@@ -428,8 +376,7 @@ static void offsets_near_uint_max(void **unused)
 	struct vstream v;
 
 	(void)unused;
-	memset(va, 'a', sizeof(va));
-	memset(vb, 'b', sizeof(vb));
+	memset(&v, 0, sizeof(v));
 	memset(pat, 'b', sizeof(pat));
 	conf = prep(pat, VPAT, 0);
 
@@ -437,7 +384,7 @@ static void offsets_near_uint_max(void **unused)
 	v.stream_end = UINT_MAX;
 	v.b_from = UINT_MAX - VPAT;
 	v.overlong = false;
-	assert_int_equal(vs_find(conf, &st, &v), UINT_MAX - VPAT);
+	assert_int_equal(vstream_find(conf, &st, &v), UINT_MAX - VPAT);
 	assert_int_equal(st.offset, UINT_MAX);
 	assert_true(v.ok);
 	assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
@@ -447,7 +394,7 @@ static void offsets_near_uint_max(void **unused)
 	v.b_from = UINT_MAX - VPAT + 1;
 	v.stream_end = (uint64_t)UINT_MAX + VPAT;
 	v.overlong = true;
-	assert_int_equal(vs_find(conf, &st, &v), UINT_MAX);
+	assert_int_equal(vstream_find(conf, &st, &v), UINT_MAX);
 	assert_true(v.ok);
 	assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
 	textsearch_destroy(conf);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "testsupport.h"
+#include "vstream.h"
 
 /* the filter's choice is a header of its own, so it is checked directly */
 #include "../src/algo/rarebyte_choose.h"
@@ -639,61 +640,10 @@ static void test_random_short(void **unused)
 
 /* ---- stream offsets near UINT_MAX ---------------------------------------- */
 
-/*
- * A virtual stream of 'a's ending in 'b's, served from two static buffers,
- * so matches end at UINT_MAX or would end past it.  With overlong the
- * provider also claims full blocks past UINT_MAX, which must not be
- * trusted.  The provider checks that consumed never goes backwards.  With
- * head_b the stream starts with a block of 'b's, so that a find matches at
- * once and the next search can be sent near UINT_MAX through
- * state->offset, without scanning 4 GB (slow under ThreadSanitizer).
- */
-enum { VBLK = 1 << 20, VPAT = 300 };
-static u8 va[VBLK], vb[VBLK];
-
-struct vstream {
-	uint64_t b_from, stream_end;
-	unsigned int last;
-	bool overlong, ok, head_b;
-};
-
-static unsigned int vs_next(unsigned int consumed, const u8 **dst,
-			    struct ts_config *conf, struct ts_state *state)
-{
-	struct vstream *v;
-	uint64_t avail;
-
-	(void)conf;
-	memcpy(&v, state->cb, sizeof(v));
-	if (consumed < v->last)
-		v->ok = false;
-	v->last = consumed;
-	if (consumed >= v->stream_end)
-		return 0;
-	if (v->head_b && consumed < VBLK) {
-		*dst = vb + consumed;
-		return VBLK - consumed;
-	}
-	if (consumed < v->b_from) {
-		*dst = va;
-		avail = v->b_from - consumed;
-	} else {
-		*dst = vb;
-		avail = v->stream_end - consumed;
-	}
-	if (avail > VBLK || (v->overlong && consumed >= v->b_from))
-		avail = VBLK;
-	return (unsigned int)avail;
-}
-
-static unsigned int vs_find(struct ts_config *conf, struct ts_state *st,
-			    struct vstream *v)
-{
-	v->last = 0;
-	v->ok = true;
-	memcpy(st->cb, &v, sizeof(v));
-	return textsearch_find_with(conf, st, vs_next, NULL);
-}
+/* The stream (tests/support/vstream.h) starts with a block of 'b's, so a
+ * find matches at once and the next search is sent near UINT_MAX through
+ * state->offset, without scanning 4 GB (slow under ThreadSanitizer). */
+enum { VPAT = 300 };
 
 static void test_near_uint_max(void **unused)
 {
@@ -703,8 +653,7 @@ static void test_near_uint_max(void **unused)
 	size_t l;
 
 	(void)unused;
-	memset(va, 'a', sizeof(va));
-	memset(vb, 'b', sizeof(vb));
+	memset(&v, 0, sizeof(v));
 	memset(pat, 'b', sizeof(pat));
 	for (l = 0; l < N_PINNED; l++) {
 		struct ts_config *conf = prep(levels[l], pat, VPAT, false);
@@ -714,10 +663,10 @@ static void test_near_uint_max(void **unused)
 		v.b_from = UINT_MAX - VPAT;
 		v.overlong = false;
 		v.head_b = true;
-		assert_int_equal(vs_find(conf, &st, &v), 0);
+		assert_int_equal(vstream_find(conf, &st, &v), 0);
 		v.head_b = false;
 		v.last = 0;
-		st.offset = UINT_MAX - VPAT - 3 * VBLK - 17;
+		st.offset = UINT_MAX - VPAT - 3 * VSTREAM_BLOCK - 17;
 		assert_int_equal(textsearch_next(conf, &st), UINT_MAX - VPAT);
 		assert_int_equal(st.offset, UINT_MAX);
 		assert_true(v.ok);
@@ -729,10 +678,10 @@ static void test_near_uint_max(void **unused)
 		v.stream_end = (uint64_t)UINT_MAX + VPAT;
 		v.overlong = true;
 		v.head_b = true;
-		assert_int_equal(vs_find(conf, &st, &v), 0);
+		assert_int_equal(vstream_find(conf, &st, &v), 0);
 		v.head_b = false;
 		v.last = 0;
-		st.offset = UINT_MAX - VPAT - 2 * VBLK - 5;
+		st.offset = UINT_MAX - VPAT - 2 * VSTREAM_BLOCK - 5;
 		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
 		assert_true(v.ok);
 		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
