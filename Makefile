@@ -49,13 +49,15 @@ ALL_CFLAGS := $(STD) $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude
 LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Isrc -I$(BUILD)/gen
 LDLIBS_LIB := -lpthread -ldl
 
-LIB_SRC    := $(sort $(wildcard src/core/*.c src/algo/*.c src/providers/*.c))
+LIB_SRC    := $(sort $(wildcard src/core/*.c src/algo/*.c src/providers/*.c \
+                                src/skb/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 STATIC_LIB := $(BUILD)/lib/libtextsearch.a
 SHARED_LIB := $(BUILD)/lib/libtextsearch.so.$(VERSION)
 SONAME     := libtextsearch.so.$(SOVERSION)
 
-HEADERS    := include/textsearch.h include/textsearch_fsm.h
+HEADERS    := include/textsearch.h include/textsearch_fsm.h \
+              include/textsearch_skb.h
 
 # Plugins are built the way a third party builds them: against a staged
 # install, through pkg-config.
@@ -70,6 +72,11 @@ TEST_PLUGIN_DIRS := $(sort $(dir $(wildcard tests/plugins/*/Makefile)))
 # ($ORIGIN/../lib), so it runs both from the build folder and installed.
 TOOL_NAMES := $(notdir $(patsubst %/,%,$(sort $(dir $(wildcard tools/*/*.c)))))
 TOOLS      := $(TOOL_NAMES:%=$(BUILD)/bin/%)
+# what a tool links besides the library
+PCAP_CFLAGS := $(shell pkg-config --cflags libpcap 2>/dev/null)
+PCAP_LIBS   := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
+TOOL_CFLAGS_tspkt := $(PCAP_CFLAGS)
+TOOL_LIBS_tspkt   := $(PCAP_LIBS)
 MANPAGES1  := $(wildcard docs/man/*.1)
 MANPAGES3  := $(wildcard docs/man/*.3)
 
@@ -159,8 +166,9 @@ tools: $(TOOLS)
 $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) \
                 $(HEADERS) $(SHARED_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itools/$* $(filter %.c,$^) -o $@ \
-	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch -lpthread
+	$(CC) $(ALL_CFLAGS) $(TOOL_CFLAGS_$*) -Itools/$* $(filter %.c,$^) -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch \
+	  $(TOOL_LIBS_$*) -lpthread
 
 examples: $(EXAMPLES)
 
@@ -173,7 +181,8 @@ $(BUILD)/examples/%: examples/%.c $(HEADERS) | stage
 $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_SRC) $(wildcard tests/support/*.h) \
                   $(HEADERS) $(SHARED_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $< $(TEST_SUPPORT_SRC) -o $@ $(TEST_LDLIBS)
+	$(CC) $(TEST_CFLAGS) $(TEST_EXTRA_CFLAGS) $< $(TEST_EXTRA_SRC) \
+	  $(TEST_SUPPORT_SRC) -o $@ $(TEST_LDLIBS) $(TEST_EXTRA_LIBS)
 
 # The corpus replay compiles the fuzz target in (#include, found by -Ifuzz).
 $(BUILD)/tests/test_fuzz_corpus: fuzz/fuzz_algorithms.c fuzz/replay.c
@@ -181,6 +190,17 @@ $(BUILD)/tests/test_fuzz_corpus: fuzz/fuzz_algorithms.c fuzz/replay.c
 # The same way, the tsgrep pattern test compiles the parsers in.
 $(BUILD)/tests/test_tsgrep_patterns: tools/tsgrep/patterns.c \
                                      tools/tsgrep/patterns.h
+
+# Tests of tspkt's modules compile them in, with the capture writer of
+# tests/pcap (libpcap's own dump functions).
+TSPKT_MODULES := tools/tspkt/decode.c tools/tspkt/defrag.c \
+                 tools/tspkt/backlog.c
+TSPKT_TEST_SRC := $(TSPKT_MODULES) $(wildcard tests/pcap/*.c)
+TSPKT_TESTS   := $(filter $(BUILD)/tests/test_tspkt_%,$(TESTS))
+$(TSPKT_TESTS): TEST_EXTRA_CFLAGS = -Itools/tspkt -Itests/pcap $(PCAP_CFLAGS)
+$(TSPKT_TESTS): TEST_EXTRA_SRC = $(TSPKT_TEST_SRC)
+$(TSPKT_TESTS): TEST_EXTRA_LIBS = $(PCAP_LIBS)
+$(TSPKT_TESTS): $(TSPKT_TEST_SRC) $(wildcard tools/tspkt/*.h tests/pcap/*.h)
 
 check: all test-plugins $(TESTS)
 	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)

@@ -2,14 +2,16 @@
 # Install what building and testing textsearch needs, on Debian 12 (or a
 # derivative), skipping what is already there.  Safe to run again.
 #
-#   scripts/install-deps.sh          build + test needs
+#   scripts/install-deps.sh          build + test needs (libpcap for tspkt;
+#                                    ngrep and tcpdump, which its tests
+#                                    compare against)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #   scripts/install-deps.sh --bench  also Hyperscan, ripgrep and hyperfine,
 #                                    the comparisons of `make bench` (which
 #                                    runs without them and says so)
 set -eu
 
-need="make gcc libc6-dev pkg-config libcmocka-dev"
+need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
 --bench) need="$need libhyperscan-dev ripgrep hyperfine" ;;

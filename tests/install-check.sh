@@ -22,11 +22,12 @@ soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = "libtextsearch.so.1" ] || {
 	echo "install-check: SONAME is '$soname'" >&2; exit 1; }
 private=$(nm -D --defined-only "$lib" | awk '{print $3}' |
-	grep -Ev '^(textsearch_|ts_|alloc_ts_config$)' || true)
+	grep -Ev '^(textsearch_|ts_|alloc_ts_config$|alloc_skb$|kfree_skb$|skb_)' \
+	|| true)
 [ -z "$private" ] || {
 	echo "install-check: non-public symbols exported: $private" >&2
 	exit 1; }
-for f in include/textsearch.h include/textsearch_fsm.h \
+for f in include/textsearch.h include/textsearch_fsm.h include/textsearch_skb.h \
 	lib/libtextsearch.a lib/textsearch/ts_shiftor.so \
 	share/man/man3/textsearch.3; do
 	[ -e "$prefix/$f" ] || {
