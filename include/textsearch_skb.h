@@ -182,17 +182,20 @@ TS_API void *skb_pull(struct sk_buff *skb, unsigned int len);
  * past it.  0, or -EINVAL if @len > skb->len. */
 TS_API int skb_trim_len(struct sk_buff *skb, unsigned int len);
 
-/* Append a fragment of @size bytes at @data (not copied).  It must come
- * before any frag_list bytes: fails once frag_list is set.  0; -ENOSPC when
- * MAX_SKB_FRAGS are used; -EINVAL if len would overflow.  On failure the
- * fragment is not taken: @release is not called. */
+/* Append a fragment of @size bytes at @data (not copied; NULL only if
+ * @size is 0).  It must come before any frag_list bytes.  0; -ENOSPC when
+ * MAX_SKB_FRAGS are used; -EINVAL once frag_list is set, for NULL data, or
+ * if len would overflow.  On failure the fragment is not taken: @release
+ * is not called. */
 TS_API int skb_add_frag(struct sk_buff *skb, const void *data,
 			unsigned int size, void (*release)(void *cookie),
 			void *cookie);
 
 /* Chain @child (and nothing after it: @child->next must be NULL) at the end
- * of @skb's frag_list; @skb now owns it.  0, or -EINVAL if the total length
- * would overflow. */
+ * of @skb's frag_list; @skb now owns it.  @child may have a frag_list of
+ * its own (searches follow nesting 16 levels deep).  0, or -EINVAL if the
+ * total length would overflow, @child->next is set, or @child is @skb or
+ * already the last member. */
 TS_API int skb_append_frag_list(struct sk_buff *skb, struct sk_buff *child);
 
 /* Copy @len bytes from @offset (relative to data) into @to.  0, or -EFAULT
@@ -218,15 +221,17 @@ struct skb_seq_state {
 	u32 frag_off;
 };
 
-/* Prepare to read bytes [@from, @to) of @skb (offsets relative to data). */
+/* Prepare to read bytes [@from, @to) of @skb (offsets relative to data);
+ * @to is clamped to skb->len and @from to @to. */
 TS_API void skb_prepare_seq_read(struct sk_buff *skb, unsigned int from,
 				 unsigned int to, struct skb_seq_state *st);
 
 /*
  * The block holding byte @consumed of the range (relative to @from): stores
  * a pointer to it in *@data and returns how many bytes follow contiguously,
- * never past @to; 0 at the end.  @consumed may only grow between calls
- * unless skb_prepare_seq_read() is called again.
+ * never past @to; 0 at the end.  Reading forward (in any steps) is
+ * amortised O(1) per block; @consumed may also move back, which costs a
+ * walk from the root.
  */
 TS_API unsigned int skb_seq_read(unsigned int consumed, const u8 **data,
 				 struct skb_seq_state *st);
@@ -238,7 +243,8 @@ TS_API void skb_abort_seq_read(struct skb_seq_state *st);
 /*
  * Search bytes [@from, @to) of @skb, relative to data, with @config.
  * Returns the offset of the first match relative to @from, or UINT_MAX; a
- * match counts only if it ends by @to (the current kernel's rule).  The
+ * match counts only if it ends by @to (the current kernel's rule).  @to is
+ * clamped to skb->len; @from >= @to (after that) finds nothing.  The
  * config is never written.  To find later matches, use
  * skb_find_text_state() and textsearch_next().
  */
