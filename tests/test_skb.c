@@ -373,7 +373,12 @@ static void test_seq_read(void **unused)
 
 		make_scase(&r, &c);
 		skb = build_random(&r, &c.f, 1 + rng_below(&r, 3));
-		random_window(&r, c.f.used, &from, &to);
+		if (i & 1) {
+			random_window(&r, c.f.used, &from, &to);
+		} else {
+			from = 0;
+			to = c.f.used;
+		}
 		lo = from;
 		hi = to;
 		clamp_window(c.f.used, &lo, &hi);
@@ -415,6 +420,134 @@ static void test_seq_read(void **unused)
 	}
 	printf("# skb seq_read: %lu layouts, %lu blocks, %lu jumps forward, "
 	       "%lu moves anywhere, 0 failures\n", n, blocks, jumps, backs);
+}
+
+/* ---- 3. the kernel's xt_string selftest ---- */
+
+/*
+ * The layout of tools/testing/selftests/net/netfilter/xt_string.sh: one
+ * UDP datagram whose payload is spaces then the 11-byte pattern, placed so
+ * that it starts at @at (offsets from the IPv4 header, 28 bytes of IPv4 and
+ * UDP header first).  A 1500-byte MTU splits it after 1500 bytes: the head
+ * buffer holds the first 1500, a frag_list member pulled past its own IPv4
+ * header the rest, as IP reassembly chains them.  Four string rules:
+ * bm and kmp, each with --from 1000 --to 1500 and --from 1400 --to 1600.
+ */
+#define XT_PATTERN "foo bar baz"
+#define XT_PATLEN 11u
+#define XT_HDRLEN 28u
+#define XT_SPLIT 1500u
+
+static struct sk_buff *xt_datagram(unsigned int at)
+{
+	unsigned int start = at > XT_HDRLEN ? at : XT_HDRLEN;
+	unsigned int total = start + XT_PATLEN, i;
+	u8 *flat = malloc(total);
+	struct sk_buff *head, *rest;
+
+	assert_non_null(flat);
+	memset(flat, 0, XT_HDRLEN);
+	flat[0] = 0x45; /* IPv4, 20-byte header */
+	flat[9] = 17;   /* UDP */
+	for (i = XT_HDRLEN; i < start; i++)
+		flat[i] = ' ';
+	memcpy(flat + start, XT_PATTERN, XT_PATLEN);
+
+	head = alloc_skb(XT_SPLIT, GFP_KERNEL);
+	assert_non_null(head);
+	skb_reset_network_header(head);
+	skb_put_data(head, flat, total < XT_SPLIT ? total : XT_SPLIT);
+	if (total > XT_SPLIT) {
+		rest = alloc_skb(20 + total - XT_SPLIT, GFP_KERNEL);
+		assert_non_null(rest);
+		memset(skb_put(rest, 20), 0x45, 20); /* its own IP header */
+		skb_put_data(rest, flat + XT_SPLIT, total - XT_SPLIT);
+		assert_non_null(skb_pull(rest, 20));
+		assert_int_equal(skb_append_frag_list(head, rest), 0);
+	}
+	assert_int_equal(head->len, total);
+	free(flat);
+	return head;
+}
+
+struct xt_rule {
+	const char *algo;
+	unsigned int from, to;
+};
+
+static const struct xt_rule xt_rules[] = {
+	{ "bm", 1000, 1500 },
+	{ "bm", 1400, 1600 },
+	{ "kmp", 1000, 1500 },
+	{ "kmp", 1400, 1600 },
+};
+
+/* Per placement: which of xt_rules match here, and in the kernel (what the
+ * selftest asserts; "send 0" puts the pattern right after the header). */
+static const struct xt_send {
+	unsigned int at;
+	bool ours[4], kernel[4];
+} xt_sends[] = {
+	{ 0, { 0, 0, 0, 0 }, { 0, 0, 0, 0 } },
+	{ 1000 - XT_PATLEN, { 0, 0, 0, 0 }, { 0, 0, 0, 0 } },
+	{ 1000, { 1, 0, 1, 0 }, { 1, 0, 1, 0 } },
+	{ 1400 - XT_PATLEN, { 1, 0, 1, 0 }, { 1, 0, 1, 0 } },
+	{ 1500 - XT_PATLEN, { 1, 1, 1, 1 }, { 1, 1, 1, 1 } },
+	/* straddles the split: the kernel's bm misses it */
+	{ 1495, { 0, 1, 0, 1 }, { 0, 0, 0, 1 } },
+	{ 1500, { 0, 1, 0, 1 }, { 0, 1, 0, 1 } },
+	{ 1600 - XT_PATLEN, { 0, 1, 0, 1 }, { 0, 1, 0, 1 } },
+	{ 1600 - XT_PATLEN + 1, { 0, 0, 0, 0 }, { 0, 0, 0, 0 } },
+	{ 1600, { 0, 0, 0, 0 }, { 0, 0, 0, 0 } },
+};
+
+static void test_xt_string_selftest(void **unused)
+{
+	struct ts_config *conf[4];
+	unsigned int s, k, checked = 0, differences = 0;
+
+	(void)unused;
+	for (k = 0; k < 4; k++) {
+		conf[k] = textsearch_prepare(xt_rules[k].algo, XT_PATTERN,
+					     XT_PATLEN, GFP_KERNEL, 0);
+		assert_false(IS_ERR(conf[k]));
+	}
+	for (s = 0; s < sizeof(xt_sends) / sizeof(xt_sends[0]); s++) {
+		const struct xt_send *x = &xt_sends[s];
+		struct sk_buff *skb = xt_datagram(x->at);
+		unsigned int at = x->at > XT_HDRLEN ? x->at : XT_HDRLEN;
+
+		for (k = 0; k < 4; k++) {
+			const struct xt_rule *rule = &xt_rules[k];
+			unsigned int pos = skb_find_text(skb, rule->from,
+							 rule->to, conf[k]);
+
+			if (!x->ours[k]) {
+				assert_int_equal(pos, UINT_MAX);
+			} else {
+				assert_int_equal(pos, at - rule->from);
+			}
+			checked++;
+			if (x->ours[k] != x->kernel[k]) {
+				differences++;
+				printf("# xt_string: note: pattern at %u..%u "
+				       "(across the %u-byte split), %s --from "
+				       "%u --to %u: found here, missed by the "
+				       "kernel's bm, which restarts at every "
+				       "block (docs/differences-from-linux.md)"
+				       "\n", at, at + XT_PATLEN, XT_SPLIT,
+				       rule->algo, rule->from, rule->to);
+			}
+		}
+		kfree_skb(skb);
+	}
+	for (k = 0; k < 4; k++)
+		textsearch_destroy(conf[k]);
+	assert_int_equal(differences, 1);
+	printf("# xt_string: %u placements x 4 rules = %u checks, %u known "
+	       "difference from the kernel, 0 failures\n",
+	       (unsigned int)(sizeof(xt_sends) / sizeof(xt_sends[0])), checked,
+	       differences);
 }
 
 /* ---- 4. the buffer operations ---- */
@@ -787,6 +920,123 @@ static void test_find_text_edges(void **unused)
 	kfree_skb(skb);
 }
 
+/* ---- 5. threads ---- */
+
+#define SKB_THREADS 4
+#define SHARED_SKBS 24
+
+/* Built before the threads start and freed after they end: the threads
+ * only read them, and the configs. */
+static struct {
+	struct sk_buff *skb[SHARED_SKBS];
+	struct ts_config *conf[2];
+	unsigned int from[SHARED_SKBS], to[SHARED_SKBS];
+	unsigned int want[2][SHARED_SKBS];	/* first match */
+	unsigned int count[2][SHARED_SKBS];	/* all matches */
+} shared;
+
+static pthread_barrier_t skb_start_line;
+
+static void *search_shared(void *arg)
+{
+	unsigned long wrong = 0;
+	unsigned int round, i, k;
+
+	(void)arg;
+	pthread_barrier_wait(&skb_start_line);
+	for (round = 0; round < 40; round++) {
+		for (i = 0; i < SHARED_SKBS; i++) {
+			for (k = 0; k < 2; k++) {
+				struct ts_state st;
+				unsigned int n = 0, pos;
+
+				if (skb_find_text(shared.skb[i], shared.from[i],
+						  shared.to[i],
+						  shared.conf[k]) !=
+				    shared.want[k][i])
+					wrong++;
+				pos = skb_find_text_state(
+					shared.skb[i], shared.from[i],
+					shared.to[i], shared.conf[k], &st);
+				while (pos != UINT_MAX) {
+					n++;
+					pos = textsearch_next(shared.conf[k],
+							      &st);
+				}
+				if (n != shared.count[k][i])
+					wrong++;
+			}
+		}
+	}
+	return (void *)(uintptr_t)wrong;
+}
+
+static void test_threads_share_config_and_skbs(void **unused)
+{
+	struct rng r = { test_seed("skb threads", 77) };
+	pthread_t t[SKB_THREADS];
+	unsigned int i, k;
+	unsigned long wrong = 0, matches = 0;
+	struct scase c[SHARED_SKBS];
+	static const char *const algos[2] = { "kmp", "bm" };
+
+	(void)unused;
+	make_scase(&r, &c[0]);
+	c[0].icase = false;
+	for (k = 0; k < 2; k++) {
+		shared.conf[k] = textsearch_prepare(algos[k], c[0].pat,
+						    c[0].plen, GFP_KERNEL, 0);
+		assert_false(IS_ERR(shared.conf[k]));
+	}
+	for (i = 0; i < SHARED_SKBS; i++) {
+		unsigned int lo, hi, pos;
+
+		if (i) {
+			make_scase(&r, &c[i]);
+			memcpy(c[i].pat, c[0].pat, c[0].plen);
+			c[i].plen = c[0].plen;
+		}
+		shared.skb[i] = build_random(&r, &c[i].f, 2);
+		random_window(&r, c[i].f.used, &shared.from[i], &shared.to[i]);
+		lo = shared.from[i];
+		hi = shared.to[i];
+		clamp_window(c[i].f.used, &lo, &hi);
+		for (k = 0; k < 2; k++) {
+			pos = ref_find(c[i].pat, c[i].plen, c[i].f.bytes + lo,
+				       hi - lo, 0, false);
+			shared.want[k][i] = pos;
+			shared.count[k][i] = 0;
+			while (pos != UINT_MAX) {
+				shared.count[k][i]++;
+				matches++;
+				pos = ref_find(c[i].pat, c[i].plen,
+					       c[i].f.bytes + lo, hi - lo,
+					       pos + c[i].plen, false);
+			}
+		}
+	}
+	assert_int_equal(pthread_barrier_init(&skb_start_line, NULL,
+					      SKB_THREADS), 0);
+	for (i = 0; i < SKB_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, search_shared,
+						NULL), 0);
+	for (i = 0; i < SKB_THREADS; i++) {
+		void *ret;
+
+		assert_int_equal(pthread_join(t[i], &ret), 0);
+		wrong += (unsigned long)(uintptr_t)ret;
+	}
+	pthread_barrier_destroy(&skb_start_line);
+	for (i = 0; i < SHARED_SKBS; i++)
+		kfree_skb(shared.skb[i]);
+	for (k = 0; k < 2; k++)
+		textsearch_destroy(shared.conf[k]);
+	printf("# skb threads: %d threads x 40 rounds x %d buffers x 2 "
+	       "shared configs (%lu matches a round), %lu wrong\n",
+	       SKB_THREADS, SHARED_SKBS, matches, wrong);
+	assert_int_equal(wrong, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +1047,8 @@ int main(void)
 		cmocka_unit_test(test_find_text_edges),
 		cmocka_unit_test(test_seq_read),
 		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_xt_string_selftest),
+		cmocka_unit_test(test_threads_share_config_and_skbs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
