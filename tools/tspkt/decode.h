@@ -39,7 +39,9 @@ struct pkt_meta {
  * Copy a captured frame of @caplen bytes (link type @linktype, a DLT_*
  * value) into a new buffer: skb->data at the IP header, mac_header and
  * network_header set, the linear part cut to the IP datagram's own length
- * (link padding dropped), tstamp_ns set from @ts_ns.  Fills @meta (family,
+ * (link padding dropped), tstamp_ns set from @ts_ns, protocol ETH_P_IP or
+ * ETH_P_IPV6 (mac_header is unset only when link header and datagram
+ * together pass 64 KiB, the limit of 16-bit header offsets).  Fills @meta (family,
  * l4proto of the IP header, addresses, net_len) and @frag.
  *
  * Returns the buffer, or NULL with a reason in @why (a static string such
@@ -61,7 +63,10 @@ bool pkt_linktype_supported(int linktype);
  * skb->transport_header, meta->sport/dport, meta->has_transport and
  * meta->payload_off for TCP, UDP, SCTP and ICMP/ICMPv6 (read through
  * skb_header_pointer, so a header that spans buffers is read too).
- * Leaves has_transport false for other protocols or a short header.
+ * Leaves has_transport false for other protocols, a short header or a
+ * later fragment.  IPv6 extension headers are walked again up to skb->len
+ * (past a Fragment header too, which a reassembled datagram keeps), so
+ * meta->l4proto becomes the upper-layer protocol.
  */
 void pkt_decode_transport(struct sk_buff *skb, struct pkt_meta *meta);
 

@@ -49,7 +49,7 @@ enum defrag_result {
 
 struct defrag;
 
-/* NULL limits: the defaults.  NULL on ENOMEM. */
+/* NULL limits: the defaults (so does a field left 0).  NULL on ENOMEM. */
 struct defrag *defrag_new(const struct defrag_limits *limits);
 
 /* Free every queued fragment. */
@@ -60,16 +60,21 @@ void defrag_free(struct defrag *d);
  * pkt_decode_frame() made it, @meta and @frag describe it.  Datagrams are
  * told apart by family, addresses, protocol (IPv4) and id.  On DEFRAG_DONE,
  * *@out is the whole datagram: the first fragment's buffer with its IP
- * header's length/offset fields as received, len = header + whole payload,
- * network_header set; the caller owns it.  Expires old datagrams first,
- * using @skb->tstamp_ns as the clock.
+ * header's length/offset fields as received (an IPv6 datagram keeps its
+ * Fragment header), len = header + whole payload, network_header set,
+ * tstamp_ns that of its latest fragment (as the kernel); the caller owns
+ * it.  A fragment that is not one (frag->is_fragment false: an IPv6 atomic
+ * fragment) comes straight back as *@out.  Exact duplicates are freed and
+ * the result is DEFRAG_HELD.  Expires old datagrams first, using
+ * @skb->tstamp_ns as the clock.
  */
 enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 			      const struct pkt_meta *meta,
 			      const struct ip_frag_info *frag,
 			      struct sk_buff **out);
 
-/* Expire datagrams older than the timeout at capture time @now_ns. */
+/* Expire datagrams older than the timeout at capture time @now_ns (their
+ * first fragment more than timeout_ns before it). */
 void defrag_expire(struct defrag *d, int64_t now_ns);
 
 /* Counters so far, and bytes held right now. */
