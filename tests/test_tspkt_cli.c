@@ -1,0 +1,1503 @@
+/*
+ * test_tspkt_cli.c - the tspkt program, run as a user runs it, on captures
+ * built here with pcapgen and checked packet by packet.
+ *
+ * Every capture is generated, so the test knows which frame carries what
+ * at which offset and compares tspkt's whole output line by line: matches
+ * on TCP and UDP over IPv4 and IPv6; rules with from/to/layer/icase/
+ * invert/hex/class, several at once, from a rules file; a BPF filter;
+ * --json; -w read back with libpcap; strings across IPv4 and IPv6
+ * fragments in and out of order; the kernel's xt_string selftest layout;
+ * malformed captures; the backlog's counters under load; and ngrep on the
+ * same capture (when installed), which must select the same frames except
+ * those whose string crosses IP fragments.
+ *
+ * Environment: BUILD (set by tests/run-tests.sh) locates $BUILD/bin/tspkt;
+ * TSPKT_TEST_KEEP=1 keeps the temporary folder with its captures.
+ * A sanitized tspkt (its runtime's symbols are in it, or the build folder
+ * name contains "san") runs a smaller load test.
+ */
+#define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pcapgen.h"
+
+/* GNU, not POSIX; declared rather than widening the feature macros */
+void *memmem(const void *haystack, size_t hlen, const void *needle,
+	     size_t nlen);
+
+#define MAX_ARGS 64
+#define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
+
+static char tspkt_path[4096];
+static char dir[4096];
+static bool sanitized;
+
+/* ---- running tspkt ------------------------------------------------------------ */
+
+struct run {
+	char *out, *err;
+	size_t outlen, errlen;
+	int status;
+};
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (!f)
+		fail_msg("open %s: %s", path, strerror(errno));
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void run_argv(char *const argv[], struct run *r)
+{
+	char outp[4200], errp[4200];
+	pid_t pid;
+	int st;
+
+	snprintf(outp, sizeof(outp), "%s/stdout", dir);
+	snprintf(errp, sizeof(errp), "%s/stderr", dir);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 ||
+		    dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(dir))
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	r->status = st;
+	r->out = slurp(outp, &r->outlen);
+	r->err = slurp(errp, &r->errlen);
+}
+
+/* tspkt with the arguments up to NULL. */
+static void run_tspkt(struct run *r, ...)
+{
+	char *argv[MAX_ARGS];
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = tspkt_path;
+	va_start(ap, r);
+	while ((argv[n] = va_arg(ap, char *)) != NULL) {
+		n++;
+		assert_true(n < MAX_ARGS);
+	}
+	va_end(ap);
+	run_argv(argv, r);
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static int exit_code(const struct run *r)
+{
+	if (WIFSIGNALED(r->status))
+		fail_msg("tspkt died of signal %d; stderr:\n%s",
+			 WTERMSIG(r->status), r->err);
+	assert_true(WIFEXITED(r->status));
+	return WEXITSTATUS(r->status);
+}
+
+/* Sanitizer reports go to stderr: none is ever expected. */
+static void no_report(const struct run *r)
+{
+	if (strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error"))
+		fail_msg("sanitizer report:\n%s", r->err);
+}
+
+static void expect_status(const struct run *r, int code)
+{
+	no_report(r);
+	if (exit_code(r) != code)
+		fail_msg("exit %d, expected %d; stdout:\n%s\nstderr:\n%s",
+			 exit_code(r), code, r->out, r->err);
+}
+
+/* The value of "key=" in the stderr line starting with "tspkt: what". */
+static unsigned long long counter(const struct run *r, const char *what,
+				  const char *key)
+{
+	char head[128], k[64];
+	const char *line, *p, *eol;
+
+	snprintf(head, sizeof(head), "tspkt: %s", what);
+	snprintf(k, sizeof(k), " %s=", key);
+	line = strstr(r->err, head);
+	if (!line)
+		fail_msg("no '%s' line in stderr:\n%s", head, r->err);
+	eol = strchr(line, '\n');
+	p = strstr(line, k);
+	if (!p || (eol && p > eol)) {
+		/* "tspkt: classified=N matched=N": the key opens the line */
+		snprintf(k, sizeof(k), "%s=", key);
+		p = strstr(line, k);
+		if (!p || (eol && p > eol))
+			fail_msg("no %s= in '%s' line:\n%s", key, head, r->err);
+		return strtoull(p + strlen(k), NULL, 10);
+	}
+	return strtoull(p + strlen(k), NULL, 10);
+}
+
+/* The packets counted for class @name. */
+static unsigned long long class_count(const struct run *r, const char *name)
+{
+	char head[128];
+	const char *p;
+
+	snprintf(head, sizeof(head), "tspkt: class %s: ", name);
+	p = strstr(r->err, head);
+	if (!p)
+		fail_msg("no '%s' line in stderr:\n%s", head, r->err);
+	return strtoull(p + strlen(head), NULL, 10);
+}
+
+/* ---- captures ------------------------------------------------------------------ */
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static struct pg_frame *frames_new(size_t n)
+{
+	struct pg_frame *f = calloc(n, sizeof(*f));
+
+	assert_non_null(f);
+	return f;
+}
+
+struct capture {
+	struct pg_writer *w;
+	unsigned int n;		/* frames written */
+};
+
+static void cap_open(struct capture *c, const char *name, unsigned int snap)
+{
+	char p[4200];
+
+	path_of(p, sizeof(p), name);
+	c->w = pg_open(p, snap);
+	assert_non_null(c->w);
+	c->n = 0;
+}
+
+/* Frame times: 1 ms apart from TS0, in frame order. */
+static int64_t frame_us(unsigned int frame)
+{
+	return TS0_US + (int64_t)frame * 1000;
+}
+
+/* Writes @f as the next frame; returns its 1-based number. */
+static unsigned int cap_put(struct capture *c, const struct pg_frame *f,
+			    unsigned int caplen)
+{
+	c->n++;
+	pg_write(c->w, f, frame_us(c->n), caplen);
+	return c->n;
+}
+
+static void cap_close(struct capture *c)
+{
+	pg_close(c->w);
+	c->w = NULL;
+}
+
+static const struct pg_flow flow_tcp4 = { 4, "10.0.0.1", "10.0.0.2",
+					   IPPROTO_TCP, 43512, 80, 1000, 0 };
+static const struct pg_flow flow_udp4 = { 4, "10.0.0.3", "10.0.0.4",
+					   IPPROTO_UDP, 5353, 53, 0, 0 };
+static const struct pg_flow flow_tcp6 = { 6, "fd00::1", "fd00::2",
+					  IPPROTO_TCP, 40000, 8080, 7, 0 };
+static const struct pg_flow flow_udp6 = { 6, "fd00::3", "fd00::4",
+					  IPPROTO_UDP, 1234, 4321, 0, 0 };
+
+static unsigned int ip_hlen(const struct pg_flow *f)
+{
+	return f->family == 4 ? 20 : 40;
+}
+
+static unsigned int l4_hlen(const struct pg_flow *f)
+{
+	return f->proto == IPPROTO_TCP ? 20 : 8;
+}
+
+/* ---- expected lines -------------------------------------------------------------- */
+
+static void iso_time(unsigned int frame, char *buf, size_t len)
+{
+	int64_t us = frame_us(frame);
+	time_t sec = (time_t)(us / 1000000);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(us % 1000000));
+}
+
+static void endpoint(const struct pg_flow *f, bool src, char *buf,
+		     size_t len)
+{
+	const char *a = src ? f->src : f->dst;
+	unsigned int port = src ? f->sport : f->dport;
+
+	if (f->family == 6)
+		snprintf(buf, len, "[%s]:%u", a, port);
+	else
+		snprintf(buf, len, "%s:%u", a, port);
+}
+
+struct expect {
+	char *text;
+	size_t len, cap;
+};
+
+static void expect_add(struct expect *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void expect_add(struct expect *e, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	n = strlen(line);
+	if (e->len + n + 1 > e->cap) {
+		e->cap = (e->len + n + 1) * 2;
+		e->text = realloc(e->text, e->cap);
+		assert_non_null(e->text);
+	}
+	memcpy(e->text + e->len, line, n + 1);
+	e->len += n;
+}
+
+/*
+ * The line for @frame (completing a datagram of @flow, IP length @len)
+ * with @hits ("match offset=12", several separated by spaces).
+ */
+static void expect_line_at(struct expect *e, const struct pg_flow *f,
+			   unsigned int frame, unsigned int time_of,
+			   unsigned int len, const char *hits,
+			   unsigned int frags)
+{
+	char t[64], s[80], d[80], fr[32] = "";
+
+	iso_time(time_of, t, sizeof(t));
+	endpoint(f, true, s, sizeof(s));
+	endpoint(f, false, d, sizeof(d));
+	if (frags > 1)
+		snprintf(fr, sizeof(fr), " frags=%u", frags);
+	expect_add(e, "%s %s -> %s %s %s len=%u frame=%u%s\n", t, s, d,
+		   f->proto == IPPROTO_TCP ? "TCP" : "UDP", hits, len, frame,
+		   fr);
+}
+
+/* The same for a capture read whole: frame @frame, written at its time. */
+static void expect_line(struct expect *e, const struct pg_flow *f,
+			unsigned int frame, unsigned int len, const char *hits,
+			unsigned int frags)
+{
+	expect_line_at(e, f, frame, frame, len, hits, frags);
+}
+
+static void check_out(const struct run *r, const struct expect *e)
+{
+	const char *want = e->text ? e->text : "";
+
+	if (strcmp(r->out, want))
+		fail_msg("output differs.\n--- expected:\n%s--- got:\n%s"
+			 "--- stderr:\n%s", want, r->out, r->err);
+}
+
+/* ---- the mixed capture: TCP/UDP over IPv4/IPv6 --------------------------------- */
+
+struct mixed {
+	const struct pg_flow *flow;
+	const char *payload;
+};
+
+/* "needle" at known places; "NEEDLE" for -i; ab|cd|ef for hex. */
+static const struct mixed mixed[] = {
+	{ &flow_tcp4, "GET /needle HTTP/1.1\r\nHost: a\r\n\r\n" },
+	{ &flow_udp4, "no match in this one" },
+	{ &flow_tcp6, "POST / HTTP/1.1\r\n\r\nneedle=1&NEEDLE=2" },
+	{ &flow_udp6, "needle" },
+	{ &flow_tcp4, "HTTP/1.1 200 OK\r\n\r\nNEEDLE in caps" },
+	{ &flow_udp4, "\xab\xcd\xef binary needle" },
+	{ &flow_tcp6, "nothing" },
+	{ &flow_udp6, "x needle x needle" },
+};
+#define NMIXED (sizeof(mixed) / sizeof(*mixed))
+
+static void write_mixed(const char *name)
+{
+	struct pg_frame *f = frames_new(1);
+	struct capture c;
+	size_t i;
+
+	cap_open(&c, name, 0);
+	for (i = 0; i < NMIXED; i++) {
+		pg_build(f, mixed[i].flow, mixed[i].payload,
+			 (unsigned int)strlen(mixed[i].payload));
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	free(f);
+}
+
+static unsigned int mixed_len(size_t i)
+{
+	return ip_hlen(mixed[i].flow) + l4_hlen(mixed[i].flow) +
+	       (unsigned int)strlen(mixed[i].payload);
+}
+
+/* Offset of @pat in frame i's payload (case folded when @icase). */
+static unsigned int find_in(const char *hay, const char *pat, bool icase)
+{
+	size_t i, n = strlen(pat);
+
+	for (i = 0; hay[i]; i++)
+		if (icase ? !strncasecmp(hay + i, pat, n) : !strncmp(hay + i, pat, n))
+			return (unsigned int)i;
+	return UINT_MAX;
+}
+
+static void test_plain_pattern(void **state)
+{
+	struct expect e = { 0 };
+	struct run r;
+	char hits[64];
+	size_t i;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+	for (i = 0; i < NMIXED; i++) {
+		unsigned int off = find_in(mixed[i].payload, "needle", false);
+
+		if (off == UINT_MAX)
+			continue;
+		snprintf(hits, sizeof(hits), "match offset=%u", off);
+		expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+			    mixed_len(i), hits, 1);
+	}
+	run_tspkt(&r, "-r", "mixed.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	assert_int_equal(counter(&r, "frames", "read"), NMIXED);
+	assert_int_equal(counter(&r, "backlog", "received"), NMIXED);
+	assert_int_equal(counter(&r, "backlog", "dropped"), 0);
+	assert_int_equal(counter(&r, "classified", "classified"), NMIXED);
+	assert_int_equal(counter(&r, "classified", "matched"), 5);
+	assert_int_equal(class_count(&r, "match"), 5);
+	run_free(&r);
+
+	/* the same with 3 workers: the same lines, in capture order */
+	run_tspkt(&r, "-j", "3", "-r", "mixed.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+
+	/* --icase, -v (inverted: the frames without it, no offset) */
+	free(e.text);
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < NMIXED; i++) {
+		unsigned int off = find_in(mixed[i].payload, "NEEDLE", true);
+
+		if (off == UINT_MAX)
+			continue;
+		snprintf(hits, sizeof(hits), "match offset=%u", off);
+		expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+			    mixed_len(i), hits, 1);
+	}
+	run_tspkt(&r, "--icase", "-r", "mixed.pcap", "NEEDLE", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+
+	free(e.text);
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < NMIXED; i++)
+		if (find_in(mixed[i].payload, "needle", false) == UINT_MAX)
+			expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+				    mixed_len(i), "match offset=-", 1);
+	run_tspkt(&r, "-v", "-r", "mixed.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+
+	/* nothing found: exit 1, no output, counters still there */
+	run_tspkt(&r, "-r", "mixed.pcap", "absent-string", NULL);
+	expect_status(&r, 1);
+	assert_string_equal(r.out, "");
+	assert_int_equal(counter(&r, "classified", "matched"), 0);
+	run_free(&r);
+
+	/* -q: nothing printed, exit 0; -c: counters only */
+	run_tspkt(&r, "-q", "-r", "mixed.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "");
+	run_free(&r);
+	run_tspkt(&r, "-c", "-r", "mixed.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_string_equal(r.out, "");
+	assert_int_equal(counter(&r, "classified", "matched"), 5);
+	run_free(&r);
+	/* -n 2: the first two matching packets */
+	run_tspkt(&r, "-n", "2", "-r", "mixed.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "classified", "matched"), 2);
+	assert_non_null(strstr(r.out, " frame=1\n"));
+	assert_non_null(strstr(r.out, " frame=3\n"));
+	assert_null(strstr(r.out, " frame=4\n"));
+	run_free(&r);
+	free(e.text);
+}
+
+/* Rules: layers, windows, hex, classes, several rules, a rules file. */
+static void test_rules(void **state)
+{
+	struct expect e = { 0 };
+	struct run r;
+	char hits[256], rf[4200];
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+
+	/* network layer: offsets count from the IP header */
+	for (i = 0; i < NMIXED; i++) {
+		unsigned int off = find_in(mixed[i].payload, "needle", false);
+		unsigned int base = ip_hlen(mixed[i].flow) +
+				    l4_hlen(mixed[i].flow);
+
+		if (off == UINT_MAX)
+			continue;
+		snprintf(hits, sizeof(hits), "n offset=%u", base + off);
+		expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+			    mixed_len(i), hits, 1);
+	}
+	run_tspkt(&r, "-r", "mixed.pcap", "-e",
+		  "class n algo kmp string needle layer network", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+	/* iptables spelling: --algo, --string, --from, --to */
+	run_tspkt(&r, "-r", "mixed.pcap", "-e",
+		  "--class n --algo bm --string needle --from 0 --to 65535",
+		  NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+
+	/* transport layer: from the TCP/UDP header */
+	free(e.text);
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < NMIXED; i++) {
+		unsigned int off = find_in(mixed[i].payload, "needle", false);
+
+		if (off == UINT_MAX)
+			continue;
+		snprintf(hits, sizeof(hits), "t offset=%u",
+			 l4_hlen(mixed[i].flow) + off);
+		expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+			    mixed_len(i), hits, 1);
+	}
+	run_tspkt(&r, "-r", "mixed.pcap", "-e",
+		  "class t string needle layer transport", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+
+	/* a window: payload [0, 8) finds only a needle that ends by 8 */
+	free(e.text);
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < NMIXED; i++) {
+		unsigned int off = find_in(mixed[i].payload, "needle", false);
+
+		if (off == UINT_MAX || off + 6 > 8)
+			continue;
+		snprintf(hits, sizeof(hits), "w offset=%u", off);
+		expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+			    mixed_len(i), hits, 1);
+	}
+	assert_non_null(e.text);	/* frames 1 and 4 */
+	run_tspkt(&r, "-r", "mixed.pcap", "-e",
+		  "class w string needle layer payload from 0 to 8", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+	/* from past the first needle of frame 8 finds its second */
+	free(e.text);
+	memset(&e, 0, sizeof(e));
+	/* numbered among the frames the filter passes: the second */
+	expect_line_at(&e, mixed[7].flow, 2, 8, mixed_len(7),
+		       "s offset=2 s offset=11", 1);
+	run_tspkt(&r, "-r", "mixed.pcap", "-e",
+		  "class s string 'needle x' layer payload", "-e",
+		  "class s string needle from 3 layer payload", "udp and ip6 "
+		  "and not src host fd00::99 and dst port 4321", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+
+	/* hex-string with text around, icase, invert, several classes:
+	 * one line per packet, the rules that matched in rule order */
+	free(e.text);
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < NMIXED; i++) {
+		const char *p = mixed[i].payload;
+		unsigned int base = l4_hlen(mixed[i].flow);
+		char *h = hits;
+
+		*h = '\0';
+		if (find_in(p, "\xab\xcd\xef binary", false) != UINT_MAX)
+			h += sprintf(h, " bin offset=%u",
+				     base + find_in(p, "\xab\xcd\xef", false));
+		if (find_in(p, "needle", true) != UINT_MAX)
+			h += sprintf(h, " ci offset=%u",
+				     base + find_in(p, "needle", true));
+		if (find_in(p, "HTTP", false) == UINT_MAX)
+			h += sprintf(h, " nohttp offset=-");
+		if (*hits)
+			expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
+				    mixed_len(i), hits + 1, 1);
+	}
+	run_tspkt(&r, "-r", "mixed.pcap",
+		  "-e", "class bin hex-string '|ab cd EF| binary' layer "
+		  "transport",
+		  "-e", "class ci string \"NEEDLE\" icase layer transport",
+		  "-e", "class nohttp ! string HTTP", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	assert_int_equal(class_count(&r, "bin"), 1);
+	assert_int_equal(class_count(&r, "ci"), 6);
+	run_free(&r);
+
+	/* the same rules from a file, with comments and blank lines */
+	path_of(rf, sizeof(rf), "rules.txt");
+	f = fopen(rf, "w");
+	assert_non_null(f);
+	fputs("# three rules\n\n"
+	      "class bin hex-string \"|ab cd EF| binary\" layer transport\n"
+	      "   class ci string NEEDLE icase layer transport  # folded\n"
+	      "class nohttp string HTTP invert\n", f);
+	fclose(f);
+	run_tspkt(&r, "-r", "mixed.pcap", "-f", "rules.txt", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	run_free(&r);
+	free(e.text);
+}
+
+static void test_filter_and_errors(void **state)
+{
+	struct run r;
+	const char *bad[][2] = {
+		{ "string", "needs a value" },
+		{ "class x", "no string" },
+		{ "string a from 10 to 5", "from 10 is past to 5" },
+		{ "string a from -1", "bad offset '-1'" },
+		{ "string a to 70000", "bad offset '70000'" },
+		{ "string a layer link", "unknown layer 'link'" },
+		{ "strng a", "unknown word 'strng'" },
+		{ "hex-string '|4g|'", "bad hex byte" },
+		{ "hex-string '|41'", "closing |" },
+		{ "string 'abc", "unterminated" },
+		{ "string a ! from 1", "'!' must come right before" },
+		{ "string a string b", "a second 'string'" },
+		{ "string ''", "empty string" },
+	};
+	char rf[4200];
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+	/* a BPF filter: only UDP over IPv6 */
+	run_tspkt(&r, "-r", "mixed.pcap", "needle", "ip6", "and", "udp", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "frames", "read"), 2);
+	assert_int_equal(counter(&r, "classified", "matched"), 2);
+	/* frames are numbered as the filter passes them, as ngrep does */
+	assert_non_null(strstr(r.out, "frame=1\n"));
+	assert_non_null(strstr(r.out, "frame=2\n"));
+	run_free(&r);
+	/* a port filter warns about fragments */
+	run_tspkt(&r, "-r", "mixed.pcap", "needle", "port", "80", NULL);
+	expect_status(&r, 0);
+	assert_non_null(strstr(r.err, "warning"));
+	assert_non_null(strstr(r.err, "fragments"));
+	run_free(&r);
+
+	/* bad input: exit 2 and a message naming what was wrong */
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		run_tspkt(&r, "-r", "mixed.pcap", "-e", bad[i][0], NULL);
+		expect_status(&r, 2);
+		if (!strstr(r.err, bad[i][1]) || !strstr(r.err, "rule 1"))
+			fail_msg("rule '%s': message lacks '%s':\n%s",
+				 bad[i][0], bad[i][1], r.err);
+		run_free(&r);
+	}
+	run_tspkt(&r, "-r", "mixed.pcap", "-e", "algo nosuchalgo string x",
+		  NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "unknown algorithm 'nosuchalgo'"));
+	run_free(&r);
+	run_tspkt(&r, "-r", "mixed.pcap", "x", "port", "eighty", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "bad filter"));
+	run_free(&r);
+	run_tspkt(&r, "-r", "no-such.pcap", "x", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "no-such.pcap"));
+	run_free(&r);
+	path_of(rf, sizeof(rf), "not-a-capture");
+	f = fopen(rf, "w");
+	assert_non_null(f);
+	fputs("hello, not a capture file at all\n", f);
+	fclose(f);
+	run_tspkt(&r, "-r", "not-a-capture", "x", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "not-a-capture"));
+	run_free(&r);
+	run_tspkt(&r, "-r", "mixed.pcap", "-f", "not-a-capture", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "not-a-capture:1: unknown word"));
+	run_free(&r);
+	run_tspkt(&r, "needle", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "-r FILE or -i IFACE"));
+	run_free(&r);
+	run_tspkt(&r, "-r", "mixed.pcap", NULL);
+	expect_status(&r, 2);
+	run_free(&r);
+	run_tspkt(&r, "-j", "0", "-r", "mixed.pcap", "x", NULL);
+	expect_status(&r, 2);
+	run_free(&r);
+	run_tspkt(&r, "--backlog", "x", "-r", "mixed.pcap", "x", NULL);
+	expect_status(&r, 2);
+	run_free(&r);
+	run_tspkt(&r, "--no-such-option", NULL);
+	expect_status(&r, 2);
+	run_free(&r);
+	run_tspkt(&r, "-w", "/nonexistent/dir/out.pcap", "-r", "mixed.pcap",
+		  "x", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "/nonexistent/dir/out.pcap"));
+	run_free(&r);
+	run_tspkt(&r, "-i", "tspkt-no-such-if0", "x", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "tspkt-no-such-if0"));
+	run_free(&r);
+}
+
+/* --json: one object per matching packet, fields checked. */
+static void test_json(void **state)
+{
+	struct run r;
+	char want[512], t[64];
+	const char *line;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+	run_tspkt(&r, "--json", "-r", "mixed.pcap", "-e",
+		  "class web string GET layer payload", "-e",
+		  "class inv string zzz invert", NULL);
+	expect_status(&r, 0);
+	line = r.out;
+	iso_time(1, t, sizeof(t));
+	snprintf(want, sizeof(want),
+		 "{\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":1,\"family\":4,"
+		 "\"proto\":\"TCP\",\"src\":\"10.0.0.1\",\"sport\":43512,"
+		 "\"dst\":\"10.0.0.2\",\"dport\":80,\"len\":%u,\"frags\":1,"
+		 "\"matches\":[{\"rule\":1,\"class\":\"web\",\"layer\":"
+		 "\"payload\",\"invert\":false,\"offset\":0},{\"rule\":2,"
+		 "\"class\":\"inv\",\"layer\":\"network\",\"invert\":true,"
+		 "\"offset\":null}]}\n", t, (long long)frame_us(1) * 1000,
+		 mixed_len(0));
+	if (strncmp(line, want, strlen(want)))
+		fail_msg("first JSON line:\n%s\nexpected:\n%s", r.out, want);
+	/* every frame matches the inverted rule: NMIXED lines */
+	{
+		size_t n = 0;
+		const char *p;
+
+		for (p = r.out; (p = strchr(p, '\n')); p++)
+			n++;
+		assert_int_equal(n, NMIXED);
+	}
+	assert_non_null(strstr(r.out, "\"family\":6,\"proto\":\"UDP\","
+				      "\"src\":\"fd00::3\",\"sport\":1234,"
+				      "\"dst\":\"fd00::4\",\"dport\":4321"));
+	run_free(&r);
+}
+
+/* ---- -w --------------------------------------------------------------------------- */
+
+struct rec {
+	struct pcap_pkthdr h;
+	uint8_t *data;
+};
+
+static size_t read_capture(const char *name, struct rec **out)
+{
+	char p[4200], ebuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	struct rec *v = NULL;
+	size_t n = 0;
+	pcap_t *pc;
+
+	path_of(p, sizeof(p), name);
+	pc = pcap_open_offline(p, ebuf);
+	if (!pc)
+		fail_msg("%s", ebuf);
+	while (pcap_next_ex(pc, &h, &data) == 1) {
+		v = realloc(v, (n + 1) * sizeof(*v));
+		assert_non_null(v);
+		v[n].h = *h;
+		v[n].data = malloc(h->caplen ? h->caplen : 1);
+		assert_non_null(v[n].data);
+		memcpy(v[n].data, data, h->caplen);
+		n++;
+	}
+	pcap_close(pc);
+	*out = v;
+	return n;
+}
+
+static void free_recs(struct rec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].data);
+	free(v);
+}
+
+static void same_record(const struct rec *a, const struct rec *b)
+{
+	assert_int_equal(a->h.ts.tv_sec, b->h.ts.tv_sec);
+	assert_int_equal(a->h.ts.tv_usec, b->h.ts.tv_usec);
+	assert_int_equal(a->h.caplen, b->h.caplen);
+	assert_int_equal(a->h.len, b->h.len);
+	assert_memory_equal(a->data, b->data, a->h.caplen);
+}
+
+static void test_write(void **state)
+{
+	struct rec *in, *out;
+	size_t nin, nout, i, k = 0;
+	struct run r;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+	run_tspkt(&r, "-w", "out.pcap", "-j", "2", "-r", "mixed.pcap",
+		  "needle", NULL);
+	expect_status(&r, 0);
+	run_free(&r);
+	nin = read_capture("mixed.pcap", &in);
+	nout = read_capture("out.pcap", &out);
+	assert_int_equal(nin, NMIXED);
+	for (i = 0; i < NMIXED; i++) {
+		if (find_in(mixed[i].payload, "needle", false) == UINT_MAX)
+			continue;
+		assert_true(k < nout);
+		same_record(&in[i], &out[k++]);
+	}
+	assert_int_equal(k, nout);
+	free_recs(in, nin);
+	free_recs(out, nout);
+}
+
+/* ---- fragments ---------------------------------------------------------------------- */
+
+/* A datagram with @pat at payload offset @at, cut at @cut (IP payload
+ * bytes), written in order or last fragment first. */
+static unsigned int put_fragmented(struct capture *c, const struct pg_flow *f,
+				   const char *pat, unsigned int at,
+				   unsigned int size, const unsigned int *cuts,
+				   unsigned int ncuts, uint32_t id,
+				   bool reverse)
+{
+	struct pg_frame *fr = frames_new(ncuts + 1);
+	char *payload = malloc(size);
+	unsigned int n, i, last = 0;
+
+	assert_non_null(payload);
+	memset(payload, '.', size);
+	memcpy(payload + at, pat, strlen(pat));
+	n = pg_build_fragments(fr, f, payload, size, cuts, ncuts, id);
+	assert_int_equal(n, ncuts + 1);
+	for (i = 0; i < n; i++)
+		last = cap_put(c, &fr[reverse ? n - 1 - i : i], 0);
+	free(payload);
+	free(fr);
+	return last;
+}
+
+static void test_fragments(void **state)
+{
+	static const unsigned int cut1[] = { 1480 }, cut3[] = { 512, 1024,
+								1448 };
+	struct pg_flow u4 = flow_udp4, t6 = flow_tcp6;
+	struct expect e = { 0 };
+	struct capture c;
+	struct rec *in, *out;
+	size_t nin, nout, i;
+	unsigned int fr, total;
+	struct run r;
+	char hits[64];
+
+	(void)state;
+	cap_open(&c, "frags.pcap", 0);
+	/* IPv4/UDP: "crossing" at payload 1468..1476 spans the cut at IP
+	 * payload 1480 (UDP payload 1472) */
+	total = 20 + 8 + 3000;
+	fr = put_fragmented(&c, &u4, "crossing", 1468, 3000, cut1, 1, 7,
+			    false);
+	snprintf(hits, sizeof(hits), "match offset=1468");
+	expect_line(&e, &u4, fr, total, hits, 2);
+	/* the same out of order */
+	fr = put_fragmented(&c, &u4, "crossing", 1468, 3000, cut1, 1, 8, true);
+	expect_line(&e, &u4, fr, total, hits, 2);
+	/* IPv6/TCP in four fragments, out of order, string across the
+	 * second cut; a whole packet between the fragments */
+	total = 40 + 8 + 20 + 2000;	/* the fragment header stays */
+	fr = put_fragmented(&c, &t6, "crossing", 1000, 2000, cut3, 3, 0x1234,
+			    true);
+	snprintf(hits, sizeof(hits), "match offset=1000");
+	expect_line(&e, &t6, fr, total, hits, 4);
+	cap_close(&c);
+
+	run_tspkt(&r, "-r", "frags.pcap", "crossing", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	assert_int_equal(counter(&r, "fragments", "received"), 8);
+	assert_int_equal(counter(&r, "fragments", "reassembled"), 3);
+	assert_int_equal(counter(&r, "backlog", "received"), 3);
+	run_free(&r);
+
+	/* -w writes every fragment of a matching datagram, in capture order */
+	run_tspkt(&r, "-w", "fout.pcap", "-r", "frags.pcap", "crossing", NULL);
+	expect_status(&r, 0);
+	run_free(&r);
+	nin = read_capture("frags.pcap", &in);
+	nout = read_capture("fout.pcap", &out);
+	assert_int_equal(nout, nin);
+	for (i = 0; i < nin; i++)
+		same_record(&in[i], &out[i]);
+	free_recs(in, nin);
+	free_recs(out, nout);
+	free(e.text);
+}
+
+/*
+ * The kernel's xt_string selftest (tools/testing/selftests/net/netfilter/
+ * xt_string.sh): "foo bar baz" in an IPv4/UDP datagram, padded with
+ * spaces so it starts at network offset N, sent through an interface with
+ * a 1500-byte MTU (so the datagram splits at network offset 1500); rules
+ * kmp and bm, each with windows [1000,1500] and [1400,1600].  The counts
+ * the selftest expects per rule are the kernel's, except one: at 1495 the
+ * pattern crosses the split, where the kernel's bm misses and ours finds.
+ */
+static void test_kernel_selftest_layout(void **state)
+{
+	static const struct {
+		unsigned int at;	/* network offset of the pattern */
+		/* matched: bm[1000,1500] bm[1400,1600] kmp[1000,1500]
+		 * kmp[1400,1600], as the kernel counts them */
+		bool kernel[4];
+	} cases[] = {
+		{ 28, { 0, 0, 0, 0 } },
+		{ 1000 - 11, { 0, 0, 0, 0 } },
+		{ 1000, { 1, 0, 1, 0 } },
+		{ 1400 - 11, { 1, 0, 1, 0 } },
+		{ 1500 - 11, { 1, 1, 1, 1 } },
+		{ 1495, { 0, 0, 0, 1 } },
+		{ 1500, { 0, 1, 0, 1 } },
+		{ 1600 - 11, { 0, 1, 0, 1 } },
+		{ 1600 - 11 + 1, { 0, 0, 0, 0 } },
+		{ 1600, { 0, 0, 0, 0 } },
+	};
+	static const char *const names[4] = { "bm1000", "bm1400", "kmp1000",
+					      "kmp1400" };
+	static const unsigned int cut[] = { 1480 };
+	struct pg_flow f = { 4, "10.1.2.1", "10.1.2.2", IPPROTO_UDP, 40000,
+			     27374, 0, 0 };
+	struct pg_frame *fr = frames_new(2);
+	unsigned int frame[sizeof(cases) / sizeof(*cases)];
+	struct capture c;
+	struct run r;
+	size_t i, k;
+	unsigned int notes = 0;
+
+	(void)state;
+	cap_open(&c, "selftest.pcap", 0);
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		/* spaces up to the pattern, as the selftest's send() */
+		unsigned int len = cases[i].at - 28 + 11;
+		char *payload = malloc(len);
+
+		assert_non_null(payload);
+		memset(payload, ' ', len);
+		memcpy(payload + len - 11, "foo bar baz", 11);
+		if (28 + len > 1500) {
+			assert_int_equal(pg_build_fragments(fr, &f, payload, len,
+							    cut, 1,
+							    (uint32_t)i + 1), 2);
+			cap_put(&c, &fr[0], 0);
+			frame[i] = cap_put(&c, &fr[1], 0);
+		} else {
+			pg_build(fr, &f, payload, len);
+			frame[i] = cap_put(&c, fr, 0);
+		}
+		free(payload);
+	}
+	cap_close(&c);
+	run_tspkt(&r, "-r", "selftest.pcap",
+		  "-e", "class bm1000 algo bm string 'foo bar baz' from 1000 "
+		  "to 1500",
+		  "-e", "class bm1400 algo bm string 'foo bar baz' from 1400 "
+		  "to 1600",
+		  "-e", "class kmp1000 algo kmp string 'foo bar baz' from 1000 "
+		  "to 1500",
+		  "-e", "class kmp1400 algo kmp string 'foo bar baz' from 1400 "
+		  "to 1600", NULL);
+	no_report(&r);
+	assert_int_equal(exit_code(&r), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char key[32], *line = NULL, *p;
+
+		snprintf(key, sizeof(key), " frame=%u", frame[i]);
+		for (p = r.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+			char *eol = strchr(p, '\n');
+			char *hit = strstr(p, key);
+
+			if (hit && (!eol || hit < eol) &&
+			    (hit[strlen(key)] == '\n' || hit[strlen(key)] == ' ')) {
+				line = p;
+				break;
+			}
+		}
+		for (k = 0; k < 4; k++) {
+			char want[64];
+			bool found = false;
+
+			/* offsets from the network header, as the rule's */
+			snprintf(want, sizeof(want), " %s offset=%u ", names[k],
+				 cases[i].at);
+			if (line) {
+				char *eol = strchr(line, '\n');
+				char *hit = strstr(line, want);
+
+				found = hit && hit < eol;
+			}
+			if (k == 1 && cases[i].at == 1495) {
+				/* the repaired bm: a match across the split */
+				assert_true(found);
+				printf("# note: at offset 1495 \"foo bar baz\" "
+				       "crosses the fragment split at 1500; "
+				       "bm [1400,1600] finds it here, the "
+				       "kernel's bm misses it (the selftest "
+				       "expects only kmp to match)\n");
+				notes++;
+				continue;
+			}
+			if (found != cases[i].kernel[k])
+				fail_msg("pattern at %u: rule %s %s, the kernel "
+					 "%s; output:\n%s", cases[i].at,
+					 names[k], found ? "matched" :
+					 "did not match", cases[i].kernel[k] ?
+					 "matches" : "does not", r.out);
+		}
+	}
+	assert_int_equal(notes, 1);
+	assert_int_equal(class_count(&r, "kmp1400"), 4);
+	assert_int_equal(class_count(&r, "bm1400"), 4);
+	run_free(&r);
+	free(fr);
+}
+
+/* ---- malformed captures -------------------------------------------------------------- */
+
+static void write_bytes(const char *name, const void *data, size_t len)
+{
+	char p[4200];
+	FILE *f;
+
+	path_of(p, sizeof(p), name);
+	f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static void test_malformed(void **state)
+{
+	struct pg_frame *f = frames_new(1);
+	struct capture c;
+	struct run r;
+	char p[4200];
+	uint8_t *bytes;
+	size_t len;
+	unsigned int i;
+
+	(void)state;
+	/* a truncated file: cut in the middle of the third record */
+	cap_open(&c, "whole.pcap", 0);
+	for (i = 0; i < 4; i++) {
+		pg_build(f, &flow_tcp4, "needle in a haystack", 20);
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	path_of(p, sizeof(p), "whole.pcap");
+	bytes = (uint8_t *)slurp(p, &len);
+	/* 24-byte file header, records of 16 + 74 bytes */
+	write_bytes("cut.pcap", bytes, 24 + 2 * 90 + 50);
+	run_tspkt(&r, "-r", "cut.pcap", "needle", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "cut.pcap: truncated capture after 2 "
+				      "packets"));
+	/* what was read is still reported */
+	assert_int_equal(counter(&r, "classified", "matched"), 2);
+	assert_int_equal(r.out[0] != '\0', 1);
+	run_free(&r);
+	/* a file cut inside its header */
+	write_bytes("cuthdr.pcap", bytes, 10);
+	run_tspkt(&r, "-r", "cuthdr.pcap", "needle", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "cuthdr.pcap"));
+	run_free(&r);
+
+	/* caplen past the file's snap length: patch the first record */
+	memcpy(bytes + 24 + 8, "\xff\xff\x00\x00", 4);	/* caplen 65535 */
+	write_bytes("bigcap.pcap", bytes, len);
+	run_tspkt(&r, "-r", "bigcap.pcap", "needle", NULL);
+	no_report(&r);
+	assert_true(exit_code(&r) == 2 || exit_code(&r) == 0);
+	if (exit_code(&r) == 2)
+		assert_non_null(strstr(r.err, "bigcap.pcap"));
+	run_free(&r);
+	memcpy(bytes + 24 + 8, "\xff\xff\xff\x7f", 4);	/* caplen 2 GiB */
+	write_bytes("hugecap.pcap", bytes, len);
+	run_tspkt(&r, "-r", "hugecap.pcap", "needle", NULL);
+	expect_status(&r, 2);
+	assert_non_null(strstr(r.err, "hugecap.pcap"));
+	run_free(&r);
+	free(bytes);
+
+	/* a snap length shorter than the packets: truncated IP datagrams
+	 * are malformed, counted, never searched past their end */
+	cap_open(&c, "short.pcap", 0);
+	pg_build(f, &flow_tcp4, "needle needle needle", 20);
+	cap_put(&c, f, 40);		/* cut inside the TCP header */
+	cap_put(&c, f, 10);		/* inside the Ethernet header */
+	cap_put(&c, f, 0);
+	/* bad IP header lengths: IHL 4, IHL past the packet, total length
+	 * shorter than the header, total length past the capture */
+	f->bytes[14] = 0x44;
+	cap_put(&c, f, 0);
+	pg_build(f, &flow_tcp4, "needle needle needle", 20);
+	f->bytes[14] = 0x4f;	/* 60 bytes: the whole datagram, so valid */
+	cap_put(&c, f, 0);
+	pg_build(f, &flow_tcp4, "nee", 3);
+	f->bytes[14] = 0x4f;	/* 60 bytes in a 43-byte datagram */
+	cap_put(&c, f, 0);
+	pg_build(f, &flow_tcp4, "needle needle needle", 20);
+	f->bytes[16] = 0;
+	f->bytes[17] = 10;
+	cap_put(&c, f, 0);
+	f->bytes[16] = 0x10;
+	cap_put(&c, f, 0);
+	/* IPv6 with a payload length past the capture */
+	pg_build(f, &flow_udp6, "needle", 6);
+	f->bytes[18] = 0x40;
+	cap_put(&c, f, 0);
+	cap_close(&c);
+	run_tspkt(&r, "--verbose", "-r", "short.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "frames", "read"), 9);
+	assert_int_equal(counter(&r, "frames", "malformed"), 7);
+	assert_int_equal(counter(&r, "classified", "matched"), 1);
+	assert_non_null(strstr(r.out, " frame=3\n"));
+	assert_non_null(strstr(r.err, "frame 4:"));
+	run_free(&r);
+
+	/* overlapping fragments drop the datagram; endless fragments (MF on
+	 * every one, the datagram never ends) time out or stay held */
+	cap_open(&c, "badfrags.pcap", 0);
+	{
+		static const char data[64] = "needle..........................";
+		struct pg_flow u = flow_udp4;
+
+		pg_build_raw_fragment(f, &u, 99, 0, 1, data, 32);
+		cap_put(&c, f, 0);
+		pg_build_raw_fragment(f, &u, 99, 16, 1, data, 32);
+		cap_put(&c, f, 0);
+		pg_build_raw_fragment(f, &u, 99, 48, 0, data, 8);
+		cap_put(&c, f, 0);
+		for (i = 0; i < 200; i++) {
+			pg_build_raw_fragment(f, &u, 100, i * 32, 1, data, 32);
+			cap_put(&c, f, 0);
+		}
+		u.family = 6;
+		u.src = "fd00::9";
+		u.dst = "fd00::a";
+		pg_build_raw_fragment(f, &u, 101, 0, 1, data, 32);
+		cap_put(&c, f, 0);
+		pg_build_raw_fragment(f, &u, 101, 8, 0, data, 32);
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	run_tspkt(&r, "-r", "badfrags.pcap", "needle", NULL);
+	expect_status(&r, 1);
+	assert_string_equal(r.out, "");
+	assert_true(counter(&r, "fragments", "overlaps") >= 2);
+	assert_true(counter(&r, "fragments", "oversize") >= 1);
+	assert_int_equal(counter(&r, "fragments", "reassembled"), 0);
+	run_free(&r);
+	free(f);
+}
+
+/* ---- the backlog under load ------------------------------------------------------------- */
+
+static void test_backlog(void **state)
+{
+	unsigned int n = sanitized ? 3000 : 20000, i;
+	struct pg_frame *f = frames_new(1);
+	char *argv[MAX_ARGS];
+	char payload[200];
+	struct capture c;
+	struct run r;
+	int a = 0, k;
+	unsigned long long rec, cls, drop, q;
+
+	(void)state;
+	cap_open(&c, "load.pcap", 0);
+	for (i = 0; i < n; i++) {
+		snprintf(payload, sizeof(payload), "%0150u%s", i,
+			 i % 7 ? "" : " needle");
+		pg_build(f, i % 2 ? &flow_udp4 : &flow_tcp6, payload,
+			 (unsigned int)strlen(payload));
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	free(f);
+
+	/* slow workers: 40 rules, one thread, a backlog of 1 */
+	argv[a++] = tspkt_path;
+	argv[a++] = "--backlog";
+	argv[a++] = "1";
+	argv[a++] = "--drop-on-overrun";
+	argv[a++] = "-j";
+	argv[a++] = "1";
+	argv[a++] = "-c";
+	argv[a++] = "-r";
+	argv[a++] = "load.pcap";
+	for (k = 0; k < 20; k++) {
+		argv[a++] = "-e";
+		argv[a++] = k % 2 ? "algo kmp string needle layer payload"
+				  : "algo bm string zzzzzzzzzzzzzz icase";
+	}
+	argv[a] = NULL;
+	run_argv(argv, &r);
+	no_report(&r);
+	assert_true(exit_code(&r) <= 1);
+	rec = counter(&r, "backlog", "received");
+	cls = counter(&r, "classified", "classified");
+	drop = counter(&r, "backlog", "dropped");
+	q = counter(&r, "backlog", "queued");
+	printf("# --backlog 1 --drop-on-overrun: received %llu, classified "
+	       "%llu, dropped %llu\n", rec, cls, drop);
+	assert_int_equal(rec, n);
+	assert_int_equal(rec, cls + drop);
+	assert_int_equal(q, cls);
+	assert_true(counter(&r, "backlog", "max-depth") <= 1);
+	run_free(&r);
+
+	/* the same without --drop-on-overrun: the reader waits, none lost */
+	assert_string_equal(argv[3], "--drop-on-overrun");
+	argv[3] = "-c";
+	run_argv(argv, &r);
+	no_report(&r);
+	assert_int_equal(exit_code(&r), 0);
+	assert_int_equal(counter(&r, "backlog", "received"), n);
+	assert_int_equal(counter(&r, "backlog", "dropped"), 0);
+	assert_int_equal(counter(&r, "classified", "classified"), n);
+	assert_int_equal(counter(&r, "classified", "matched"), (n + 6) / 7);
+	run_free(&r);
+
+	/* many workers, default backlog: every match printed, in order */
+	run_tspkt(&r, "-j", "4", "-r", "load.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	{
+		unsigned long long last = 0, frame, lines = 0;
+		const char *p = r.out;
+
+		while ((p = strstr(p, " frame="))) {
+			frame = strtoull(p + 7, NULL, 10);
+			assert_true(frame > last);
+			assert_int_equal((frame - 1) % 7, 0);
+			last = frame;
+			lines++;
+			p++;
+		}
+		assert_int_equal(lines, (n + 6) / 7);
+	}
+	run_free(&r);
+}
+
+/* ---- ngrep -------------------------------------------------------------------------------- */
+
+static bool have_ngrep(void)
+{
+	return system("ngrep -V >/dev/null 2>&1") == 0;
+}
+
+/* Frame numbers ("#N" closing ngrep's header lines) into @set. */
+static void ngrep_frames(const char *out, bool *set, size_t n)
+{
+	const char *p = out;
+
+	while ((p = strchr(p, '#'))) {
+		char *end;
+		unsigned long v = strtoul(p + 1, &end, 10);
+
+		if (end != p + 1 && *end == '\n' && v > 0 && v <= n)
+			set[v - 1] = true;
+		p++;
+	}
+}
+
+static void tspkt_frames(const char *out, bool *set, size_t n)
+{
+	const char *p = out;
+
+	while ((p = strstr(p, " frame="))) {
+		unsigned long v = strtoul(p + 7, NULL, 10);
+
+		if (v > 0 && v <= n)
+			set[v - 1] = true;
+		p++;
+	}
+}
+
+static void test_ngrep(void **state)
+{
+	static const char *const words[] = { "alpha", "bravo", "needle",
+					     "charlie", "Needle", "delta" };
+	static const unsigned int cut[] = { 1480 };
+	static const unsigned int cut6[] = { 1448 };
+	const struct pg_flow *flows[] = { &flow_tcp4, &flow_udp4, &flow_tcp6,
+					  &flow_udp6 };
+	struct pg_frame *f = frames_new(2);
+	unsigned int n = 0, i, crossing[2];
+	bool *ng, *ts;
+	char cmd[8600], p[4200], payload[300];
+	struct capture c;
+	struct run r;
+	uint64_t seed = 12345;
+	size_t k, nframes;
+
+	(void)state;
+	if (!have_ngrep()) {
+		printf("# SKIP ngrep comparison: ngrep not installed\n");
+		return;
+	}
+	cap_open(&c, "ngrep.pcap", 0);
+	for (i = 0; i < 400; i++) {
+		size_t len = 0;
+
+		while (len < 120) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			len += (size_t)snprintf(payload + len,
+						sizeof(payload) - len, "%s ",
+						words[(seed >> 33) % 6]);
+		}
+		pg_build(f, flows[i % 4], payload, (unsigned int)len);
+		n = cap_put(&c, f, 0);
+	}
+	/* two datagrams whose "needle" crosses the fragment split */
+	{
+		struct pg_flow u4 = flow_udp4, u6 = flow_udp6;
+		char big[3000];
+
+		memset(big, 'x', sizeof(big));
+		memcpy(big + 1472 - 3, "needle", 6);
+		pg_build_fragments(f, &u4, big, sizeof(big), cut, 1, 77);
+		cap_put(&c, &f[0], 0);
+		crossing[0] = cap_put(&c, &f[1], 0);
+		memset(big, 'y', sizeof(big));
+		memcpy(big + 1448 - 8 - 2, "needle", 6);
+		pg_build_fragments(f, &u6, big, sizeof(big), cut6, 1, 78);
+		cap_put(&c, &f[0], 0);
+		crossing[1] = cap_put(&c, &f[1], 0);
+		n = crossing[1];
+	}
+	cap_close(&c);
+	nframes = n;
+
+	path_of(p, sizeof(p), "ngrep.pcap");
+	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t needle > '%s/ngrep.out' "
+		 "2>/dev/null", p, dir);
+	assert_int_equal(system(cmd), 0);
+	path_of(p, sizeof(p), "ngrep.out");
+	{
+		char *out = slurp(p, NULL);
+
+		ng = calloc(nframes, 1);
+		ts = calloc(nframes, 1);
+		assert_non_null(ng);
+		assert_non_null(ts);
+		ngrep_frames(out, ng, nframes);
+		free(out);
+	}
+	run_tspkt(&r, "-r", "ngrep.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	tspkt_frames(r.out, ts, nframes);
+	run_free(&r);
+	for (k = 0; k < nframes; k++) {
+		bool cross = k + 1 == crossing[0] || k + 1 == crossing[1];
+
+		if (cross) {
+			if (ng[k] || !ts[k])
+				fail_msg("frame %zu (needle across fragments): "
+					 "ngrep %d, tspkt %d", k + 1, ng[k],
+					 ts[k]);
+			continue;
+		}
+		if (ng[k] != ts[k])
+			fail_msg("frame %zu: ngrep %s, tspkt %s", k + 1,
+				 ng[k] ? "matches" : "does not match",
+				 ts[k] ? "matches" : "does not");
+	}
+	{
+		size_t count = 0;
+
+		for (k = 0; k < nframes; k++)
+			count += ng[k];
+		printf("# ngrep and tspkt agree on %zu frames with \"needle\" "
+		       "out of %zu; tspkt also finds the 2 across IP "
+		       "fragments\n", count, nframes);
+		assert_true(count > 50);
+	}
+	free(ng);
+	free(ts);
+	free(f);
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+static bool links_sanitizer(const char *path)
+{
+	static const char *const marks[] = { "__asan_init", "__tsan_init",
+					     "__ubsan_handle" };
+	size_t len, k;
+	bool found = false;
+	char *bin = slurp(path, &len);
+
+	for (k = 0; k < sizeof(marks) / sizeof(*marks) && !found; k++)
+		found = memmem(bin, len, marks[k], strlen(marks[k])) != NULL;
+	free(bin);
+	return found;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plain_pattern),
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_filter_and_errors),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_write),
+		cmocka_unit_test(test_fragments),
+		cmocka_unit_test(test_kernel_selftest_layout),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_backlog),
+		cmocka_unit_test(test_ngrep),
+	};
+	const char *build = getenv("BUILD");
+	const char *tmp = getenv("TMPDIR");
+	char rel[4200], cmd[4200];
+	int ret;
+
+	if (!build)
+		build = "build/default";
+	snprintf(rel, sizeof(rel), "%s/bin/tspkt", build);
+	if (!realpath(rel, tspkt_path)) {
+		printf("# SKIP: tspkt not built at %s (%s)\n", rel,
+		       strerror(errno));
+		return 0;
+	}
+	sanitized = strstr(build, "san") != NULL || links_sanitizer(tspkt_path);
+	printf("# tspkt: %s%s\n", tspkt_path,
+	       sanitized ? " (sanitizer build: smaller load)" : "");
+	snprintf(dir, sizeof(dir), "%s/tspkt-cli-XXXXXX", tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	setenv("LC_ALL", "C", 1);
+	signal(SIGPIPE, SIG_IGN);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (getenv("TSPKT_TEST_KEEP"))
+		printf("# kept %s\n", dir);
+	else if (system(cmd))
+		printf("# could not remove %s\n", dir);
+	return ret;
+}

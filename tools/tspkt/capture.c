@@ -1,0 +1,296 @@
+/*
+ * capture.c - the receive path: libpcap (a file or an interface, with a
+ * BPF filter) -> pkt_decode_frame() -> defrag_add() for fragments ->
+ * netif_rx() into the backlog the workers read.
+ */
+#define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tspkt.h"
+
+struct capture {
+	const struct tspkt_opts *o;
+	pcap_t *p;
+	const char *name;	/* the file or interface, for messages */
+	bool live;
+	int linktype;
+	struct capture_stats st;
+	uint64_t next_seq;
+};
+
+/* Set by SIGINT/SIGTERM; the reading loop looks at it between packets
+ * (a live read wakes at least every LIVE_TIMEOUT_MS to look). */
+static volatile sig_atomic_t interrupted;
+
+#define LIVE_TIMEOUT_MS 100
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static pcap_t *open_live(const struct tspkt_opts *o, char *err, size_t errlen)
+{
+	char ebuf[PCAP_ERRBUF_SIZE] = "";
+	pcap_t *p = pcap_create(o->iface, ebuf);
+	int rc;
+
+	if (!p) {
+		snprintf(err, errlen, "%s: %s", o->iface, ebuf);
+		return NULL;
+	}
+	pcap_set_snaplen(p, (int)o->snaplen);
+	pcap_set_promisc(p, o->promisc);
+	pcap_set_timeout(p, LIVE_TIMEOUT_MS);
+	pcap_set_immediate_mode(p, 1);
+	/* nanoseconds where the interface has them; microseconds otherwise */
+	pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO);
+	rc = pcap_activate(p);
+	if (rc < 0) {
+		if (rc == PCAP_ERROR_NO_SUCH_DEVICE ||
+		    rc == PCAP_ERROR_PERM_DENIED || rc == PCAP_ERROR)
+			snprintf(err, errlen, "%s: %s", o->iface, pcap_geterr(p));
+		else
+			snprintf(err, errlen, "%s: %s (%s)", o->iface,
+				 pcap_statustostr(rc), pcap_geterr(p));
+		pcap_close(p);
+		return NULL;
+	}
+	if (rc > 0 && !o->quiet)
+		fprintf(stderr, TSPKT_PROG ": %s: warning: %s: %s\n", o->iface,
+			pcap_statustostr(rc), pcap_geterr(p));
+	return p;
+}
+
+/* A port filter drops the later fragments of a datagram (they carry no
+ * port), so the datagram never becomes whole: say so, as ngrep's users
+ * learn the hard way. */
+static void warn_port_filter(const char *filter)
+{
+	const char *p = filter;
+
+	while ((p = strstr(p, "port"))) {
+		bool word_start = p == filter || p[-1] == ' ' || p[-1] == '(';
+
+		if (word_start) {
+			fprintf(stderr, TSPKT_PROG ": warning: '%s' drops IP "
+				"fragments after the first (they carry no "
+				"port), so fragmented datagrams are never "
+				"reassembled; add \"or (ip[6:2] & 0x1fff != 0) "
+				"or (ip6[6] == 44)\" to keep them\n", filter);
+			return;
+		}
+		p += 4;
+	}
+}
+
+static int set_filter(struct capture *c, char *err, size_t errlen)
+{
+	struct bpf_program prog;
+	bpf_u_int32 net = 0, mask = PCAP_NETMASK_UNKNOWN;
+	char ebuf[PCAP_ERRBUF_SIZE];
+
+	if (!c->o->filter)
+		return 0;
+	/* the netmask only matters for "ip broadcast" */
+	if (c->live && pcap_lookupnet(c->o->iface, &net, &mask, ebuf))
+		mask = PCAP_NETMASK_UNKNOWN;
+	if (pcap_compile(c->p, &prog, c->o->filter, 1, mask)) {
+		snprintf(err, errlen, "bad filter '%s': %s", c->o->filter,
+			 pcap_geterr(c->p));
+		return -1;
+	}
+	if (pcap_setfilter(c->p, &prog)) {
+		snprintf(err, errlen, "filter '%s': %s", c->o->filter,
+			 pcap_geterr(c->p));
+		pcap_freecode(&prog);
+		return -1;
+	}
+	pcap_freecode(&prog);
+	if (!c->o->quiet)
+		warn_port_filter(c->o->filter);
+	return 0;
+}
+
+struct capture *capture_open(const struct tspkt_opts *o, char *err,
+			     size_t errlen)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	char ebuf[PCAP_ERRBUF_SIZE] = "";
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->o = o;
+	c->live = o->iface != NULL;
+	c->name = c->live ? o->iface : o->read_file;
+	if (c->live) {
+		c->p = open_live(o, err, errlen);
+	} else {
+		c->p = pcap_open_offline_with_tstamp_precision(
+			o->read_file, PCAP_TSTAMP_PRECISION_NANO, ebuf);
+		if (!c->p)
+			snprintf(err, errlen, "%s: %s", o->read_file, ebuf);
+	}
+	if (!c->p)
+		goto fail;
+	c->linktype = pcap_datalink(c->p);
+	if (!pkt_linktype_supported(c->linktype)) {
+		const char *name = pcap_datalink_val_to_name(c->linktype);
+
+		snprintf(err, errlen, "%s: link type %s (%d) is not supported "
+			 "(Ethernet, Linux cooked, raw IP, BSD loopback are)",
+			 c->name, name ? name : "unknown", c->linktype);
+		goto fail;
+	}
+	if (set_filter(c, err, errlen))
+		goto fail;
+	catch_signals();
+	return c;
+fail:
+	capture_close(c);
+	return NULL;
+}
+
+int capture_linktype(const struct capture *c)
+{
+	return c->linktype;
+}
+
+unsigned int capture_snaplen(const struct capture *c)
+{
+	int s = pcap_snapshot(c->p);
+
+	return s > 0 ? (unsigned int)s : 262144u;
+}
+
+/* One frame from libpcap into the backlog (or the defrag queues). */
+static void receive(struct capture *c, struct defrag *d, struct backlog *b,
+		    const struct pcap_pkthdr *h, const u_char *data)
+{
+	const int64_t ts_ns = (int64_t)h->ts.tv_sec * 1000000000 +
+			      (int64_t)h->ts.tv_usec;	/* nanosecond handle */
+	struct pkt_meta meta;
+	struct ip_frag_info frag;
+	struct pkt_info *info;
+	struct pkt_cb *cb;
+	struct sk_buff *skb;
+	const char *why;
+
+	c->st.frames++;
+	skb = pkt_decode_frame(c->linktype, data, h->caplen, ts_ns, &meta,
+			       &frag, &why);
+	if (!skb) {
+		if (!why) {
+			c->st.not_ip++;
+			return;
+		}
+		c->st.malformed++;
+		if (c->o->verbose)
+			fprintf(stderr, TSPKT_PROG ": %s: frame %llu: %s\n",
+				c->name, (unsigned long long)c->st.frames, why);
+		return;
+	}
+	c->st.decoded++;
+	cb = pkt_cb(skb);
+	cb->frame = c->st.frames;
+	cb->caplen = h->caplen;
+	cb->wirelen = h->len;
+	cb->ts_ns = ts_ns;
+	cb->info = NULL;
+	if (frag.is_fragment) {
+		struct sk_buff *whole = NULL;
+
+		if (defrag_add(d, skb, &meta, &frag, &whole) != DEFRAG_DONE)
+			return;
+		skb = whole;
+		meta.net_len = skb->len;
+		meta.has_transport = false;
+		meta.sport = meta.dport = 0;
+	}
+	info = calloc(1, sizeof(*info));
+	if (!info) {
+		fprintf(stderr, TSPKT_PROG ": out of memory: frame %llu "
+			"dropped\n", (unsigned long long)c->st.frames);
+		kfree_skb(skb);
+		return;
+	}
+	info->seq = c->next_seq;
+	info->frame = c->st.frames;
+	info->ts_ns = ts_ns;
+	info->nfrags = 1;
+	info->meta = meta;
+	pkt_cb(skb)->info = info;
+	c->st.handed++;
+	/* on a drop the backlog has freed the buffer; the number is used
+	 * again, so the output stage sees no gap */
+	if (netif_rx(b, skb) == NETIF_RX_SUCCESS)
+		c->next_seq++;
+	else
+		free(info);
+}
+
+int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
+		struct output *out, char *err, size_t errlen)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int rc;
+
+	while (!interrupted && !output_should_stop(out)) {
+		rc = pcap_next_ex(c->p, &h, &data);
+		if (rc == 1) {
+			receive(c, d, b, h, data);
+			continue;
+		}
+		if (rc == 0)
+			continue;	/* live: the timeout, to look at signals */
+		if (rc == PCAP_ERROR_BREAK)
+			return 0;	/* end of the file */
+		if (c->live)
+			snprintf(err, errlen, "%s: %s", c->name,
+				 pcap_geterr(c->p));
+		else
+			snprintf(err, errlen, "%s: %s capture after %llu "
+				 "packets: %s", c->name,
+				 strstr(pcap_geterr(c->p), "truncated") ?
+				 "truncated" : "bad",
+				 (unsigned long long)c->st.frames,
+				 pcap_geterr(c->p));
+		return -1;
+	}
+	return interrupted ? 1 : 0;
+}
+
+void capture_get_stats(struct capture *c, struct capture_stats *st)
+{
+	*st = c->st;
+	if (c->live && pcap_stats(c->p, &st->ps) == 0)
+		st->have_pcap_stats = true;
+}
+
+void capture_close(struct capture *c)
+{
+	if (!c)
+		return;
+	if (c->p)
+		pcap_close(c->p);
+	free(c);
+}

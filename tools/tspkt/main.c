@@ -1,0 +1,401 @@
+/*
+ * main.c - tspkt: search packets with the kernel's string-match rules.
+ *
+ *   tspkt [OPTION]... (-r FILE | -i IFACE) [-e RULE]... [-f RULEFILE]
+ *         [PATTERN] [FILTER...]
+ *
+ * Options come before the operands (as with tcpdump), so BPF filter words
+ * are never taken for options.  Exit status: 0 a packet matched, 1 none,
+ * 2 an error.  See tspkt(1).
+ */
+#define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tspkt.h"
+
+#define MAX_WORKERS 256u
+#define MAX_BACKLOG 10000000u
+
+static void usage_exit(void)
+{
+	fputs("Usage: " TSPKT_PROG " [OPTION]... (-r FILE | -i IFACE) "
+	      "[-e RULE]... [-f RULEFILE] [PATTERN] [FILTER...]\n"
+	      "Try '" TSPKT_PROG " --help' for more information.\n", stderr);
+	exit(2);
+}
+
+static void help(void)
+{
+	fputs("Usage: " TSPKT_PROG " [OPTION]... (-r FILE | -i IFACE) "
+	      "[-e RULE]... [-f RULEFILE] [PATTERN] [FILTER...]\n"
+	      "Search IP packets for strings with libtextsearch; IP fragments "
+	      "are reassembled.\n"
+	      "\n"
+	      "  -r, -I FILE               read a pcap or pcapng file (- for "
+	      "stdin)\n"
+	      "  -i, -d IFACE              capture live on IFACE\n"
+	      "  -e, --rule=RULE           a rule (several allowed), e.g.\n"
+	      "          'class web algo bm string \"GET /\" from 0 to 1500 "
+	      "layer transport icase'\n"
+	      "  -f, --rules=FILE          rules from FILE, one per line, # "
+	      "comments\n"
+	      "      --algo=NAME           algorithm of rules naming none "
+	      "(default auto)\n"
+	      "      --icase               PATTERN: fold case\n"
+	      "  -v, --invert-match        PATTERN: select packets without it\n"
+	      "  -j, --workers=N           classifying threads (default: "
+	      "cores)\n"
+	      "      --backlog=N           receive backlog length (default "
+	      "1000)\n"
+	      "      --drop-on-overrun     drop when the backlog is full, "
+	      "also for files\n"
+	      "      --json                JSON Lines output\n"
+	      "  -w FILE                   write matching packets to a pcap "
+	      "FILE\n"
+	      "  -c, --count               counters only, no packet lines\n"
+	      "  -q, --quiet               print nothing; stop at the first "
+	      "match\n"
+	      "  -n, --max-matches=NUM     stop after NUM matching packets\n"
+	      "  -s, --snaplen=N           bytes captured per packet with -i "
+	      "(262144)\n"
+	      "  -p, --no-promiscuous-mode do not put IFACE in promiscuous "
+	      "mode\n"
+	      "  -l, --line-buffered       flush every line (always with -i)\n"
+	      "      --verbose             report each malformed frame\n"
+	      "  -h, --help                this help\n"
+	      "  -V, --version             print the version\n"
+	      "\n"
+	      "Without -e/-f, PATTERN is searched in the TCP/UDP payload "
+	      "(like ngrep).\n"
+	      "FILTER is a pcap-filter(7) expression.  Exit status: 0 a "
+	      "packet matched,\n"
+	      "1 none, 2 an error.\n", stdout);
+	exit(0);
+}
+
+static unsigned long long parse_count(const char *what, const char *s,
+				      unsigned long long min,
+				      unsigned long long max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || *s == '-' || v < min || v > max) {
+		fprintf(stderr, TSPKT_PROG ": bad %s '%s' (%llu to %llu)\n",
+			what, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static char *join_words(char **w, int n)
+{
+	size_t len = 1;
+	char *s;
+	int i;
+
+	for (i = 0; i < n; i++)
+		len += strlen(w[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	*s = '\0';
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, w[i]);
+	}
+	return s;
+}
+
+enum {
+	OPT_BACKLOG = 256, OPT_DROP, OPT_JSON, OPT_ALGO, OPT_ICASE,
+	OPT_VERBOSE,
+};
+
+static const struct option long_opts[] = {
+	{ "rule", required_argument, NULL, 'e' },
+	{ "rules", required_argument, NULL, 'f' },
+	{ "workers", required_argument, NULL, 'j' },
+	{ "backlog", required_argument, NULL, OPT_BACKLOG },
+	{ "drop-on-overrun", no_argument, NULL, OPT_DROP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "algo", required_argument, NULL, OPT_ALGO },
+	{ "icase", no_argument, NULL, OPT_ICASE },
+	{ "invert-match", no_argument, NULL, 'v' },
+	{ "count", no_argument, NULL, 'c' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "max-matches", required_argument, NULL, 'n' },
+	{ "snaplen", required_argument, NULL, 's' },
+	{ "no-promiscuous-mode", no_argument, NULL, 'p' },
+	{ "line-buffered", no_argument, NULL, 'l' },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct cmdline {
+	struct tspkt_opts o;
+	const char *algo;
+	bool icase, invert;
+	bool have_rules;
+};
+
+static void parse_args(int argc, char **argv, struct cmdline *cl)
+{
+	struct tspkt_opts *o = &cl->o;
+	char err[4400], where[64];
+	unsigned int nrule = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int c;
+
+	o->workers = ncpu > 0 ? (unsigned int)(ncpu < 64 ? ncpu : 64) : 1;
+	o->backlog = BACKLOG_DEFAULT_MAX;
+	o->snaplen = 262144;
+	o->promisc = true;
+	/* '+': stop at the first operand, so filter words stay operands */
+	while ((c = getopt_long(argc, argv, "+r:I:i:d:e:f:j:w:cqn:s:plvhV",
+				long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+		case 'I':
+			o->read_file = optarg;
+			break;
+		case 'i':
+		case 'd':
+			o->iface = optarg;
+			break;
+		case 'e':
+			snprintf(where, sizeof(where), "rule %u (-e)", ++nrule);
+			if (ruleset_add(&o->rules, optarg, where, err,
+					sizeof(err))) {
+				fprintf(stderr, TSPKT_PROG ": %s\n", err);
+				exit(2);
+			}
+			cl->have_rules = true;
+			break;
+		case 'f':
+			if (ruleset_load_file(&o->rules, optarg, err,
+					      sizeof(err))) {
+				fprintf(stderr, TSPKT_PROG ": %s\n", err);
+				exit(2);
+			}
+			nrule = (unsigned int)o->rules.n;
+			cl->have_rules = true;
+			break;
+		case 'j':
+			o->workers = (unsigned int)parse_count(
+				"number of workers", optarg, 1, MAX_WORKERS);
+			break;
+		case OPT_BACKLOG:
+			o->backlog = (unsigned int)parse_count(
+				"backlog length", optarg, 1, MAX_BACKLOG);
+			break;
+		case OPT_DROP:
+			o->drop_on_overrun = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_ALGO:
+			cl->algo = optarg;
+			break;
+		case OPT_ICASE:
+			cl->icase = true;
+			break;
+		case 'v':
+			cl->invert = true;
+			break;
+		case 'w':
+			o->write_file = optarg;
+			break;
+		case 'c':
+			o->counters_only = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'n':
+			o->max_matches = parse_count("number of matches",
+						     optarg, 1, UINT64_MAX);
+			break;
+		case 's':
+			o->snaplen = (unsigned int)parse_count(
+				"snap length", optarg, 64, 262144);
+			break;
+		case 'p':
+			o->promisc = false;
+			break;
+		case 'l':
+			o->line_buffered = true;
+			break;
+		case OPT_VERBOSE:
+			o->verbose++;
+			break;
+		case 'h':
+			help();
+			break;
+		case 'V':
+			printf(TSPKT_PROG " (textsearch) %s, %s\n",
+			       textsearch_version_string(), pcap_lib_version());
+			exit(0);
+		default:
+			usage_exit();
+		}
+	}
+	if (!o->read_file == !o->iface) {
+		fprintf(stderr, TSPKT_PROG ": %s\n", o->read_file ?
+			"give either -r FILE or -i IFACE, not both" :
+			"give a capture to read: -r FILE or -i IFACE");
+		usage_exit();
+	}
+	if (!cl->have_rules) {
+		if (optind >= argc) {
+			fprintf(stderr, TSPKT_PROG ": no PATTERN and no rule "
+				"(-e RULE or -f RULEFILE)\n");
+			usage_exit();
+		}
+		if (ruleset_add_plain(&o->rules, argv[optind++], cl->icase,
+				      cl->invert, err, sizeof(err))) {
+			fprintf(stderr, TSPKT_PROG ": %s\n", err);
+			exit(2);
+		}
+	} else if (cl->icase || cl->invert) {
+		fprintf(stderr, TSPKT_PROG ": --icase and -v apply to PATTERN; "
+			"with -e/-f write icase or invert in the rule\n");
+		exit(2);
+	}
+	if (optind < argc) {
+		o->filter = join_words(argv + optind, argc - optind);
+		if (!o->filter) {
+			fprintf(stderr, TSPKT_PROG ": out of memory\n");
+			exit(2);
+		}
+	}
+	if (o->iface)
+		o->line_buffered = true;
+}
+
+static void print_counters(struct capture *cap, struct defrag *d,
+			   struct backlog *b, struct output *out,
+			   const struct tspkt_opts *o)
+{
+	struct capture_stats cs;
+	struct defrag_stats ds;
+	struct backlog_stats bs;
+	size_t i;
+
+	capture_get_stats(cap, &cs);
+	defrag_get_stats(d, &ds);
+	backlog_get_stats(b, &bs);
+	fprintf(stderr, TSPKT_PROG ": frames: read=%llu ip=%llu not-ip=%llu "
+		"malformed=%llu\n", (unsigned long long)cs.frames,
+		(unsigned long long)cs.decoded, (unsigned long long)cs.not_ip,
+		(unsigned long long)cs.malformed);
+	fprintf(stderr, TSPKT_PROG ": fragments: received=%llu "
+		"reassembled=%llu timeouts=%llu overlaps=%llu oversize=%llu "
+		"evicted=%llu invalid=%llu frags-dropped=%llu "
+		"held-bytes=%zu\n", (unsigned long long)ds.fragments,
+		(unsigned long long)ds.reassembled,
+		(unsigned long long)ds.timeouts,
+		(unsigned long long)ds.overlaps,
+		(unsigned long long)ds.oversize,
+		(unsigned long long)ds.evicted, (unsigned long long)ds.invalid,
+		(unsigned long long)ds.frags_dropped, defrag_bytes_held(d));
+	fprintf(stderr, TSPKT_PROG ": backlog: received=%llu queued=%llu "
+		"dropped=%llu max-depth=%u size=%u\n",
+		(unsigned long long)bs.received, (unsigned long long)bs.queued,
+		(unsigned long long)bs.dropped, bs.max_depth, o->backlog);
+	fprintf(stderr, TSPKT_PROG ": classified=%llu matched=%llu\n",
+		(unsigned long long)output_classified(out),
+		(unsigned long long)output_matched(out));
+	for (i = 0; i < o->rules.nclasses; i++)
+		fprintf(stderr, TSPKT_PROG ": class %s: %llu\n",
+			o->rules.classes[i],
+			(unsigned long long)output_class_count(out, i));
+	if (cs.have_pcap_stats)
+		fprintf(stderr, TSPKT_PROG ": pcap: received=%u dropped=%u "
+			"ifdropped=%u\n", cs.ps.ps_recv, cs.ps.ps_drop,
+			cs.ps.ps_ifdrop);
+}
+
+int main(int argc, char **argv)
+{
+	struct cmdline cl;
+	struct tspkt_opts *o = &cl.o;
+	struct capture *cap;
+	struct output *out;
+	struct backlog *b;
+	struct defrag *d;
+	struct classify ctx;
+	pthread_t *th;
+	unsigned int i, started = 0;
+	char err[4600];
+	int rc, status;
+
+	memset(&cl, 0, sizeof(cl));
+	parse_args(argc, argv, &cl);
+	if (ruleset_prepare(&o->rules, cl.algo, err, sizeof(err))) {
+		fprintf(stderr, TSPKT_PROG ": %s\n", err);
+		return 2;
+	}
+	cap = capture_open(o, err, sizeof(err));
+	if (!cap) {
+		fprintf(stderr, TSPKT_PROG ": %s\n", err);
+		return 2;
+	}
+	out = output_new(o, o->rules.nclasses, capture_linktype(cap),
+			 capture_snaplen(cap), err, sizeof(err));
+	/* a file waits for room (nothing is lost) unless asked to drop;
+	 * a live capture cannot wait, so it drops and counts */
+	b = backlog_new(o->backlog, !o->iface && !o->drop_on_overrun);
+	d = defrag_new(NULL);
+	th = calloc(o->workers, sizeof(*th));
+	if (!out || !b || !d || !th) {
+		fprintf(stderr, TSPKT_PROG ": %s\n", out ? "out of memory" : err);
+		return 2;
+	}
+	ctx.backlog = b;
+	ctx.opts = o;
+	ctx.out = out;
+	for (i = 0; i < o->workers; i++) {
+		if (pthread_create(&th[i], NULL, classify_worker, &ctx))
+			break;
+		started++;
+	}
+	if (!started) {
+		fprintf(stderr, TSPKT_PROG ": cannot start a worker thread\n");
+		return 2;
+	}
+	rc = capture_run(cap, d, b, out, err, sizeof(err));
+	backlog_close(b);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	status = output_finish(out) ? 2 : 0;
+	if (rc < 0) {
+		fprintf(stderr, TSPKT_PROG ": %s\n", err);
+		status = 2;
+	}
+	if (!o->quiet)
+		print_counters(cap, d, b, out, o);
+	if (!status || (o->quiet && output_matched(out)))
+		status = output_matched(out) ? 0 : 1;	/* grep -q's rule */
+	free(th);
+	defrag_free(d);
+	backlog_free(b);
+	output_free(out);
+	capture_close(cap);
+	ruleset_free(&o->rules);
+	free(o->filter);
+	return status;
+}
