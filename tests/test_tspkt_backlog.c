@@ -276,11 +276,12 @@ static void test_free_releases_queued(void **state)
 	(void)state;
 	assert_null(backlog_new(0, false));
 	assert_non_null(b);
+	assert_int_equal(netif_rx(b, NULL), NETIF_RX_DROP);
 	for (seq = 0; seq < BACKLOG_DEFAULT_MAX + 5; seq++)
 		netif_rx(b, make_packet(seq));
 	backlog_get_stats(b, &st);
 	assert_int_equal(st.queued, BACKLOG_DEFAULT_MAX);
-	assert_int_equal(st.dropped, 5);
+	assert_int_equal(st.dropped, 5 + 1); /* and the NULL */
 	assert_int_equal(st.max_depth, BACKLOG_DEFAULT_MAX);
 	/* a ring that wrapped: take 10, add 10, all still in order */
 	for (seq = 0; seq < 10; seq++) {

@@ -477,8 +477,13 @@ static void test_oversize(void **state)
 	assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_HELD);
 	raw_frag(f, &udp4, 11, 65512, 0, 4);
 	assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_DROPPED);
+	/* IPv6: a payload of 65535 after the Fragment header, as the kernel */
+	raw_frag(f, &tcp6, 12, 65528, 0, 7);
+	assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_HELD);
+	raw_frag(f, &tcp6, 13, 65528, 0, 8);
+	assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_DROPPED);
 	defrag_get_stats(d, &st);
-	assert_int_equal(st.oversize, 3);
+	assert_int_equal(st.oversize, 4);
 	defrag_free(d);
 	free(f);
 }

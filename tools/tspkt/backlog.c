@@ -74,6 +74,12 @@ int netif_rx(struct backlog *b, struct sk_buff *skb)
 {
 	pthread_mutex_lock(&b->lock);
 	b->stats.received++;
+	if (!skb) {
+		/* NULL in the ring would read as "closed" to a worker */
+		b->stats.dropped++;
+		pthread_mutex_unlock(&b->lock);
+		return NETIF_RX_DROP;
+	}
 	if (b->wait_when_full) {
 		while (b->count == b->max_len && !b->closed)
 			pthread_cond_wait(&b->not_full, &b->lock);

@@ -16,6 +16,7 @@
 #define DEFRAG_BUCKETS 1024u		/* a power of two */
 #define IPV4_MAX_DATAGRAM 65535u	/* header + payload */
 #define IPV6_HLEN 40u
+#define IPV6_FRAG_HLEN 8u
 #define IPV6_MAX_PAYLOAD 65535u		/* all after the fixed header */
 
 struct frag_key {
@@ -87,15 +88,24 @@ struct defrag *defrag_new(const struct defrag_limits *limits)
 	return d;
 }
 
+static uint32_t fnv1a(uint32_t h, const uint8_t *p, size_t len)
+{
+	while (len--)
+		h = (h ^ *p++) * 16777619u;
+	return h;
+}
+
 static uint32_t key_hash(const struct defrag *d, const struct frag_key *k)
 {
-	const uint8_t *p = (const uint8_t *)k;
+	uint8_t rest[6] = { (uint8_t)(k->id >> 24), (uint8_t)(k->id >> 16),
+			    (uint8_t)(k->id >> 8), (uint8_t)k->id,
+			    k->family, k->proto };
 	uint32_t h = 2166136261u ^ d->seed;
-	size_t i;
 
-	/* FNV-1a over the whole key (padding is zeroed by make_key) */
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 16777619u;
+	/* field by field: padding bytes are not part of the key */
+	h = fnv1a(h, k->src, sizeof(k->src));
+	h = fnv1a(h, k->dst, sizeof(k->dst));
+	h = fnv1a(h, rest, sizeof(rest));
 	return (h ^ h >> 15) & (DEFRAG_BUCKETS - 1);
 }
 
@@ -347,9 +357,11 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 	make_key(&key, meta, frag);
 	q = queue_find(d, &key);
 
+	/* IPv6 as the kernel: the payload without the Fragment header */
 	if ((meta->family == 4 && hdrlen + end > IPV4_MAX_DATAGRAM) ||
 	    (meta->family == 6 &&
-	     (hdrlen < IPV6_HLEN || hdrlen - IPV6_HLEN + end > IPV6_MAX_PAYLOAD)))
+	     (hdrlen < IPV6_HLEN + IPV6_FRAG_HLEN ||
+	      hdrlen - IPV6_HLEN - IPV6_FRAG_HLEN + end > IPV6_MAX_PAYLOAD)))
 		return drop_datagram(d, q, skb, &d->stats.oversize);
 	if ((frag->more_fragments && frag->payload_len % 8) ||
 	    end == offset) {
