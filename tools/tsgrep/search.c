@@ -22,6 +22,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "tsgrep.h"
 
@@ -60,6 +63,11 @@ struct eng {
 	size_t ll_scan;
 	size_t *subs;        /* --json submatch offsets */
 	size_t nsubs, capsubs;
+	/* a mapped file: buf points into it and moves on instead of
+	 * memmove()ing, reads hand out the next slice of the mapping */
+	struct tsg_map map;
+	int mapped, shrunk;
+	size_t map_off;      /* bytes of the mapping given to the engine */
 };
 
 static size_t line_end(const struct eng *E, size_t x, size_t hi);
@@ -178,17 +186,30 @@ static size_t next_match(struct eng *E, size_t p, size_t *end)
 
 /* ---- line bookkeeping ---- */
 
+/* Newlines are counted 16 bytes at a time: one memchr() per newline costs
+ * more than the search itself when lines are short.  Each compare gives -1
+ * per newline byte, subtracted into byte lanes; 255 rounds cannot overflow
+ * a lane, then psadbw adds the lanes up. */
 static uint64_t count_nl(const unsigned char *p, size_t n)
 {
 	uint64_t k = 0;
-	const unsigned char *end = p + n;
-	while (p < end) {
-		const unsigned char *q = memchr(p, '\n', (size_t)(end - p));
-		if (!q)
-			break;
-		k++;
-		p = q + 1;
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+	while (n >= 16) {
+		size_t rounds = n / 16 < 255 ? n / 16 : 255;
+		__m128i lanes = zero;
+		for (size_t i = 0; i < rounds; i++, p += 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+			lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(v, nl));
+		}
+		__m128i sums = _mm_sad_epu8(lanes, zero);
+		k += (uint64_t)_mm_extract_epi16(sums, 0) +
+		     (uint64_t)_mm_extract_epi16(sums, 4);
+		n -= rounds * 16;
 	}
+#endif
+	for (; n; p++, n--)
+		k += *p == '\n';
 	return k;
 }
 
@@ -718,16 +739,41 @@ static int read_more(struct eng *E, size_t *got)
 		for (long long k = 0; k < c->before && keep > lo; k++)
 			keep = line_start(E, keep - 1, lo);
 	}
-	if (E->lnpos < keep)
-		lineno_at(E, keep);
+	/* line numbers are counted only for output that shows them: a count
+	 * of every newline would cost more than the search itself */
+	if (E->lnpos < keep) {
+		if (c->line_num || c->json)
+			lineno_at(E, keep);
+		else
+			E->lnpos = keep;
+	}
 	if (keep) {
-		memmove(E->buf, E->buf + keep, E->len - keep);
+		if (E->mapped)
+			E->buf += keep;
+		else
+			memmove(E->buf, E->buf + keep, E->len - keep);
 		E->len -= keep;
 		E->pos -= keep;
 		E->lnpos -= keep;
 		E->base += keep;
 		if (E->ll)
 			E->ll_scan -= keep;
+	}
+	if (E->mapped) {
+		/* slices of the size reads have: a NUL makes the rest of
+		 * the file binary from the read that holds it, as in grep */
+		size_t got_map = E->map.size - E->map_off;
+		if (got_map > c->chunk)
+			got_map = c->chunk;
+		/* the same limit on an unfinished line as for reads */
+		if (got_map && E->len + got_map >= UINT_MAX - 1) {
+			errno = EFBIG;
+			return -1;
+		}
+		tsg_map_drop_before(&E->map, E->buf);
+		E->map_off += got_map;
+		*got = got_map;
+		return 0;
 	}
 	if (E->cap - E->len < c->chunk) {
 		size_t cap = E->len + c->chunk;
@@ -783,6 +829,10 @@ long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
 	}
 	if (c->binary != TSG_BIN_TEXT && has_hole(fd))
 		E.binary = 1;
+	else if (tsg_map_open(&E.map, fd)) {
+		E.mapped = 1;
+		E.buf = E.map.base;
+	}
 	if ((E.binary && c->binary == TSG_BIN_WITHOUT_MATCH) ||
 	    c->max_count == 0)
 		goto done; /* grep -m 0 reads nothing */
@@ -862,6 +912,14 @@ long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
 			process(&E, E.pos, rend);
 			E.pos = rend;
 		}
+		if (E.mapped && tsg_map_shrunk(&E.map)) {
+			E.shrunk = 1; /* what it read of the lost pages is zeros */
+			if (!c->no_messages)
+				out_error(o, TSG_PROG ": %s: file shrank while "
+					  "being read\n", name);
+			ret = -1;
+			break;
+		}
 		if (!got || E.stop)
 			break;
 	}
@@ -869,7 +927,7 @@ done:
 	if (ret == 0)
 		ret = E.nsel;
 	if (!c->count && !c->quiet && c->list == TSG_LIST_NONE &&
-	    (E.binary_matched || E.enc_err))
+	    (E.binary_matched || E.enc_err) && !E.shrunk)
 		out_error(o, TSG_PROG ": %s: binary file matches\n", name);
 	if (c->count) {
 		if (c->list == TSG_LIST_NONE) {
@@ -894,6 +952,9 @@ done:
 	st->matches += c->count_matches || c->stats ? E.nmatch : 0;
 	free(E.cache);
 	free(E.subs);
-	free(E.buf);
+	if (E.mapped)
+		tsg_map_close(&E.map);
+	else
+		free(E.buf);
 	return ret;
 }

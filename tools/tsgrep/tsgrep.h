@@ -4,7 +4,8 @@
  *
  * The pieces: main.c (options, patterns, exit status), walk.c (-r file
  * lists), jobs.c (worker threads, output in argument order), search.c
- * (the chunked line engine), output.c (line heads, color, context
+ * (the chunked line engine), mapped.c (regular files mapped, not read),
+ * output.c (line heads, color, context
  * separators, ordered output buffers), json.c (--json).
  *
  * Everything in struct tsg_cfg is written once by main() before any worker
@@ -125,6 +126,26 @@ struct tsg_file_stats {
 long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
 		    const char *name, int show_name,
 		    struct tsg_file_stats *st);
+
+/* ---- mapped files (mapped.c) ---- */
+
+struct tsg_map {
+	unsigned char *base;
+	size_t size;
+	size_t dropped;          /* pages before base + dropped are gone */
+	int fd;
+	unsigned long faults_seen;
+};
+
+/* Map @fd if it is a regular file worth mapping, read from its start: 1 if
+ * mapped (then @m->base holds the whole file), 0 to read it instead. */
+int tsg_map_open(struct tsg_map *m, int fd);
+/* The engine no longer needs the bytes before @p: let their pages go. */
+void tsg_map_drop_before(struct tsg_map *m, const unsigned char *p);
+/* Whether the file shrank under the mapping (its lost pages read as
+ * zeros): then its contents cannot be trusted. */
+int tsg_map_shrunk(struct tsg_map *m);
+void tsg_map_close(struct tsg_map *m);
 
 /* ---- json (json.c) ---- */
 
