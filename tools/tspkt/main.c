@@ -80,7 +80,26 @@ static void help(void)
 	exit(0);
 }
 
-static unsigned long long parse_count(const char *what, const char *s,
+struct cmdline {
+	struct tspkt_opts o;
+	const char *algo;
+	bool icase, invert;
+	bool have_rules;
+};
+
+/* Exit 2 on a bad command line, freeing what was parsed so far (so a
+ * leak checker stays quiet). */
+static void bail(struct cmdline *cl, bool usage)
+{
+	ruleset_free(&cl->o.rules);
+	free(cl->o.filter);
+	if (usage)
+		usage_exit();
+	exit(2);
+}
+
+static unsigned long long parse_count(struct cmdline *cl, const char *what,
+				      const char *s,
 				      unsigned long long min,
 				      unsigned long long max)
 {
@@ -92,7 +111,7 @@ static unsigned long long parse_count(const char *what, const char *s,
 	if (!*s || *end || errno || *s == '-' || v < min || v > max) {
 		fprintf(stderr, TSPKT_PROG ": bad %s '%s' (%llu to %llu)\n",
 			what, s, min, max);
-		exit(2);
+		bail(cl, false);
 	}
 	return v;
 }
@@ -144,13 +163,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-struct cmdline {
-	struct tspkt_opts o;
-	const char *algo;
-	bool icase, invert;
-	bool have_rules;
-};
-
 static void parse_args(int argc, char **argv, struct cmdline *cl)
 {
 	struct tspkt_opts *o = &cl->o;
@@ -180,7 +192,7 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			if (ruleset_add(&o->rules, optarg, where, err,
 					sizeof(err))) {
 				fprintf(stderr, TSPKT_PROG ": %s\n", err);
-				exit(2);
+				bail(cl, false);
 			}
 			cl->have_rules = true;
 			break;
@@ -188,17 +200,17 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			if (ruleset_load_file(&o->rules, optarg, err,
 					      sizeof(err))) {
 				fprintf(stderr, TSPKT_PROG ": %s\n", err);
-				exit(2);
+				bail(cl, false);
 			}
 			nrule = (unsigned int)o->rules.n;
 			cl->have_rules = true;
 			break;
 		case 'j':
-			o->workers = (unsigned int)parse_count(
+			o->workers = (unsigned int)parse_count(cl,
 				"number of workers", optarg, 1, MAX_WORKERS);
 			break;
 		case OPT_BACKLOG:
-			o->backlog = (unsigned int)parse_count(
+			o->backlog = (unsigned int)parse_count(cl,
 				"backlog length", optarg, 1, MAX_BACKLOG);
 			break;
 		case OPT_DROP:
@@ -226,11 +238,11 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			o->quiet = true;
 			break;
 		case 'n':
-			o->max_matches = parse_count("number of matches",
+			o->max_matches = parse_count(cl, "number of matches",
 						     optarg, 1, UINT64_MAX);
 			break;
 		case 's':
-			o->snaplen = (unsigned int)parse_count(
+			o->snaplen = (unsigned int)parse_count(cl,
 				"snap length", optarg, 64, 262144);
 			break;
 		case 'p':
@@ -250,36 +262,36 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			       textsearch_version_string(), pcap_lib_version());
 			exit(0);
 		default:
-			usage_exit();
+			bail(cl, true);
 		}
 	}
 	if (!o->read_file == !o->iface) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", o->read_file ?
 			"give either -r FILE or -i IFACE, not both" :
 			"give a capture to read: -r FILE or -i IFACE");
-		usage_exit();
+		bail(cl, true);
 	}
 	if (!cl->have_rules) {
 		if (optind >= argc) {
 			fprintf(stderr, TSPKT_PROG ": no PATTERN and no rule "
 				"(-e RULE or -f RULEFILE)\n");
-			usage_exit();
+			bail(cl, true);
 		}
 		if (ruleset_add_plain(&o->rules, argv[optind++], cl->icase,
 				      cl->invert, err, sizeof(err))) {
 			fprintf(stderr, TSPKT_PROG ": %s\n", err);
-			exit(2);
+			bail(cl, false);
 		}
 	} else if (cl->icase || cl->invert) {
 		fprintf(stderr, TSPKT_PROG ": --icase and -v apply to PATTERN; "
 			"with -e/-f write icase or invert in the rule\n");
-		exit(2);
+		bail(cl, false);
 	}
 	if (optind < argc) {
 		o->filter = join_words(argv + optind, argc - optind);
 		if (!o->filter) {
 			fprintf(stderr, TSPKT_PROG ": out of memory\n");
-			exit(2);
+			bail(cl, false);
 		}
 	}
 	if (o->iface)
@@ -333,37 +345,41 @@ int main(int argc, char **argv)
 {
 	struct cmdline cl;
 	struct tspkt_opts *o = &cl.o;
-	struct capture *cap;
-	struct output *out;
-	struct backlog *b;
-	struct defrag *d;
+	struct capture *cap = NULL;
+	struct output *out = NULL;
+	struct backlog *b = NULL;
+	struct defrag *d = NULL;
 	struct classify ctx;
-	pthread_t *th;
+	pthread_t *th = NULL;
 	unsigned int i, started = 0;
 	char err[4600];
-	int rc, status;
+	int rc, status = 2;
 
 	memset(&cl, 0, sizeof(cl));
 	parse_args(argc, argv, &cl);
 	if (ruleset_prepare(&o->rules, cl.algo, err, sizeof(err))) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
-		return 2;
+		goto done;
 	}
 	cap = capture_open(o, err, sizeof(err));
 	if (!cap) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
-		return 2;
+		goto done;
 	}
 	out = output_new(o, o->rules.nclasses, capture_linktype(cap),
 			 capture_snaplen(cap), err, sizeof(err));
+	if (!out) {
+		fprintf(stderr, TSPKT_PROG ": %s\n", err);
+		goto done;
+	}
 	/* a file waits for room (nothing is lost) unless asked to drop;
 	 * a live capture cannot wait, so it drops and counts */
 	b = backlog_new(o->backlog, !o->iface && !o->drop_on_overrun);
 	d = defrag_new(NULL);
 	th = calloc(o->workers, sizeof(*th));
-	if (!out || !b || !d || !th) {
-		fprintf(stderr, TSPKT_PROG ": %s\n", out ? "out of memory" : err);
-		return 2;
+	if (!b || !d || !th) {
+		fprintf(stderr, TSPKT_PROG ": out of memory\n");
+		goto done;
 	}
 	ctx.backlog = b;
 	ctx.opts = o;
@@ -375,7 +391,7 @@ int main(int argc, char **argv)
 	}
 	if (!started) {
 		fprintf(stderr, TSPKT_PROG ": cannot start a worker thread\n");
-		return 2;
+		goto done;
 	}
 	rc = capture_run(cap, d, b, out, err, sizeof(err));
 	backlog_close(b);
@@ -390,6 +406,7 @@ int main(int argc, char **argv)
 		print_counters(cap, d, b, out, o);
 	if (!status || (o->quiet && output_matched(out)))
 		status = output_matched(out) ? 0 : 1;	/* grep -q's rule */
+done:
 	free(th);
 	defrag_free(d);
 	backlog_free(b);
