@@ -6,6 +6,7 @@
  * Frames under test sit in allocations of exactly their size, so that
  * AddressSanitizer sees any read past the capture.
  */
+#define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +14,11 @@
 #include <cmocka.h>
 
 #include <netinet/in.h>
-#include <pcap/dlt.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decode.h"
 #include "pcapgen.h"
@@ -641,6 +644,100 @@ static void test_transport_headers(void **state)
 	kfree_skb(skb);
 }
 
+/* The largest IPv6 packet behind Ethernet passes the 64 KiB a buffer's
+ * linear part may hold: it is read whole all the same. */
+static void test_largest_ipv6_packet(void **state)
+{
+	struct pg_frame *f = frame_buf();
+	uint8_t *big = malloc(65535), *copy;
+	struct pkt_meta meta;
+	struct ip_frag_info frag;
+	struct sk_buff *skb;
+	const char *why;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'z', 65535);
+	pg_build(f, &udp6, big, 65535 - 8);
+	assert_int_equal(f->len, ETH_HLEN + 40 + 65535);
+	skb = decode(DLT_EN10MB, f->bytes, f->len, &meta, &frag, &why);
+	assert_non_null(skb);
+	assert_int_equal(skb->len, 40 + 65535);
+	assert_int_equal(meta.net_len, 40 + 65535);
+	assert_int_equal(skb->mac_header, SKB_HEADER_UNSET);
+	copy = malloc(skb->len);
+	assert_non_null(copy);
+	assert_int_equal(skb_copy_bits(skb, 0, copy, (int)skb->len), 0);
+	assert_memory_equal(copy, f->bytes + ETH_HLEN, skb->len);
+	pkt_decode_transport(skb, &meta);
+	assert_true(meta.has_transport);
+	assert_int_equal(meta.sport, 1111);
+	kfree_skb(skb);
+	free(copy);
+	free(big);
+	free(f);
+}
+
+/* pcapgen's files read back through libpcap decode to what was written;
+ * a frame stored cut short is refused as truncated. */
+static void test_capture_round_trip(void **state)
+{
+	char path[] = "/tmp/test_tspkt_decode.XXXXXX";
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pg_frame *f = frame_buf();
+	struct pg_writer *w;
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	pcap_t *p;
+	struct pkt_meta meta;
+	struct ip_frag_info frag;
+	struct sk_buff *skb;
+	const char *why;
+	int fd = mkstemp(path), n = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	w = pg_open(path, 0);
+	assert_non_null(w);
+	pg_build(f, &tcp4, payload, PAYLOAD_LEN);
+	pg_write(w, f, 1700000000123456LL, 0);
+	pg_write(w, f, 1700000001000000LL, 50); /* stored cut short */
+	pg_build(f, &udp6, payload, PAYLOAD_LEN);
+	pg_write(w, f, 1700000002000000LL, 0);
+	pg_close(w);
+
+	p = pcap_open_offline(path, errbuf);
+	if (!p)
+		fail_msg("%s", errbuf);
+	assert_int_equal(pcap_datalink(p), DLT_EN10MB);
+	while (pcap_next_ex(p, &h, &data) == 1) {
+		skb = pkt_decode_frame(pcap_datalink(p), data, h->caplen,
+				       (int64_t)h->ts.tv_sec * 1000000000 +
+				       h->ts.tv_usec * 1000, &meta, &frag,
+				       &why);
+		if (n == 1) {
+			assert_int_equal(h->caplen, 50);
+			assert_int_equal(h->len, ETH_HLEN + 40 + PAYLOAD_LEN);
+			assert_null(skb);
+			assert_non_null(why);
+			assert_non_null(strstr(why, "truncated"));
+		} else {
+			assert_non_null(skb);
+			assert_int_equal(meta.family, n == 0 ? 4 : 6);
+			if (n == 0)
+				assert_true(skb->tstamp_ns ==
+					    1700000000123456000LL);
+			kfree_skb(skb);
+		}
+		n++;
+	}
+	assert_int_equal(n, 3);
+	pcap_close(p);
+	unlink(path);
+	free(f);
+}
+
 /* ---- hostile input -------------------------------------------------------- */
 
 /* Every prefix of a valid frame whose IP datagram ends at the frame's end
@@ -756,6 +853,8 @@ int main(void)
 		cmocka_unit_test(test_ipv6_endless_chain),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_transport_headers),
+		cmocka_unit_test(test_largest_ipv6_packet),
+		cmocka_unit_test(test_capture_round_trip),
 		cmocka_unit_test(test_every_prefix),
 		cmocka_unit_test(test_random_mutations),
 	};

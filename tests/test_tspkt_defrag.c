@@ -579,6 +579,70 @@ static void test_ipv6_atomic_fragment(void **state)
 	free(f);
 }
 
+/*
+ * Transport headers cut by a fragment boundary are read across buffers:
+ * IPv4 with the TCP header split 8 | 12, IPv6 with a Destination Options
+ * header alone in the first fragment (its fragmentable part) and the TCP
+ * header in the second.
+ */
+static void test_transport_across_fragments(void **state)
+{
+	struct pg_frame *f = malloc(sizeof(*f));
+	struct defrag *d = defrag_new(NULL);
+	struct pkt_meta meta;
+	struct sk_buff *out;
+	uint8_t ip_payload[8 + 20 + 16];
+	uint8_t got[16];
+	struct pg_flow tcp4 = udp4;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(d);
+	/* TCP header: ports 3000 -> 4000, data offset 5, then 16 bytes */
+	memset(ip_payload, 0, sizeof(ip_payload));
+	ip_payload[0] = 3000 >> 8, ip_payload[1] = 3000 & 0xff;
+	ip_payload[2] = 4000 >> 8, ip_payload[3] = 4000 & 0xff;
+	ip_payload[12] = 0x50;
+	memcpy(ip_payload + 20, "0123456789abcdef", 16);
+
+	tcp4.proto = IPPROTO_TCP;
+	pg_build_raw_fragment(f, &tcp4, 50, 0, 1, ip_payload, 8);
+	assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_HELD);
+	pg_build_raw_fragment(f, &tcp4, 50, 8, 0, ip_payload + 8, 28);
+	assert_int_equal(feed(d, f, SEC, &out, &meta), DEFRAG_DONE);
+	pkt_decode_transport(out, &meta);
+	assert_true(meta.has_transport);
+	assert_int_equal(meta.sport, 3000);
+	assert_int_equal(meta.dport, 4000);
+	assert_int_equal(meta.payload_off, 20 + 20);
+	assert_int_equal(skb_copy_bits(out, (int)meta.payload_off, got, 16), 0);
+	assert_memory_equal(got, "0123456789abcdef", 16);
+	kfree_skb(out);
+
+	/* Destination Options (next: TCP, 8 bytes with a PadN), then TCP */
+	memmove(ip_payload + 8, ip_payload, 20 + 16);
+	memset(ip_payload, 0, 8);
+	ip_payload[0] = IPPROTO_TCP;
+	ip_payload[2] = 1, ip_payload[3] = 4;
+	pg_build_raw_fragment(f, &tcp6, 51, 0, 1, ip_payload, 8);
+	f->bytes[ETH_HLEN + 40] = 60; /* the Fragment header's next header */
+	assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_HELD);
+	pg_build_raw_fragment(f, &tcp6, 51, 8, 0, ip_payload + 8, 36);
+	f->bytes[ETH_HLEN + 40] = 60;
+	assert_int_equal(feed(d, f, SEC, &out, &meta), DEFRAG_DONE);
+	pkt_decode_transport(out, &meta);
+	assert_true(meta.has_transport);
+	assert_int_equal(meta.l4proto, IPPROTO_TCP);
+	assert_int_equal(meta.sport, 3000);
+	assert_int_equal(meta.payload_off, 48 + 8 + 20);
+	assert_int_equal(skb_transport_offset(out), 48 + 8);
+	assert_int_equal(skb_copy_bits(out, (int)meta.payload_off, got, 16), 0);
+	assert_memory_equal(got, "0123456789abcdef", 16);
+	kfree_skb(out);
+	defrag_free(d);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_contradictions),
 		cmocka_unit_test(test_keys_apart),
 		cmocka_unit_test(test_ipv6_atomic_fragment),
+		cmocka_unit_test(test_transport_across_fragments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
