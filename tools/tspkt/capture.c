@@ -25,6 +25,10 @@ struct capture {
 /* Set by SIGINT/SIGTERM; the reading loop looks at it between packets
  * (a live read wakes at least every LIVE_TIMEOUT_MS to look). */
 static volatile sig_atomic_t interrupted;
+/* The handle a signal must wake: on Linux a live read can wait in poll()
+ * with no timeout, and pcap_breakloop() (meant for signal handlers) ends
+ * that wait.  Set once, before the handler is installed. */
+static pcap_t *volatile wake_on_signal;
 
 #define LIVE_TIMEOUT_MS 100
 
@@ -32,13 +36,16 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
+	if (wake_on_signal)
+		pcap_breakloop(wake_on_signal);
 }
 
-static void catch_signals(void)
+static void catch_signals(pcap_t *p)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
+	wake_on_signal = p;
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -57,8 +64,9 @@ static pcap_t *open_live(const struct tspkt_opts *o, char *err, size_t errlen)
 	}
 	pcap_set_snaplen(p, (int)o->snaplen);
 	pcap_set_promisc(p, o->promisc);
+	/* not immediate mode: there a read may block until a packet comes,
+	 * while the timeout wakes it to look at the signal flag */
 	pcap_set_timeout(p, LIVE_TIMEOUT_MS);
-	pcap_set_immediate_mode(p, 1);
 	/* nanoseconds where the interface has them; microseconds otherwise */
 	pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO);
 	rc = pcap_activate(p);
@@ -162,7 +170,7 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	}
 	if (set_filter(c, err, errlen))
 		goto fail;
-	catch_signals();
+	catch_signals(c->live ? c->p : NULL);
 	return c;
 fail:
 	capture_close(c);
@@ -263,7 +271,7 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 		if (rc == 0)
 			continue;	/* live: the timeout, to look at signals */
 		if (rc == PCAP_ERROR_BREAK)
-			return 0;	/* end of the file */
+			break;	/* end of the file, or pcap_breakloop() */
 		if (c->live)
 			snprintf(err, errlen, "%s: %s", c->name,
 				 pcap_geterr(c->p));
@@ -290,6 +298,11 @@ void capture_close(struct capture *c)
 {
 	if (!c)
 		return;
+	if (c->live && wake_on_signal == c->p) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		wake_on_signal = NULL;
+	}
 	if (c->p)
 		pcap_close(c->p);
 	free(c);

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,6 +353,7 @@ int main(int argc, char **argv)
 	struct classify ctx;
 	pthread_t *th = NULL;
 	unsigned int i, started = 0;
+	sigset_t sigs, old;
 	char err[4600];
 	int rc, status = 2;
 
@@ -384,11 +386,17 @@ int main(int argc, char **argv)
 	ctx.backlog = b;
 	ctx.opts = o;
 	ctx.out = out;
+	/* workers block SIGINT/SIGTERM, so the signal interrupts the read */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	for (i = 0; i < o->workers; i++) {
 		if (pthread_create(&th[i], NULL, classify_worker, &ctx))
 			break;
 		started++;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!started) {
 		fprintf(stderr, TSPKT_PROG ": cannot start a worker thread\n");
 		goto done;
