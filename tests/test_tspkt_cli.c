@@ -8,7 +8,8 @@
  * invert/hex/class, several at once, from a rules file; a BPF filter;
  * --json; -w read back with libpcap; strings across IPv4 and IPv6
  * fragments in and out of order; the kernel's xt_string selftest layout;
- * malformed captures; the backlog's counters under load; and ngrep on the
+ * malformed captures; the backlog's counters under load; a live capture
+ * on lo (root only) ended by SIGINT; and ngrep on the
  * same capture (when installed), which must select the same frames except
  * those whose string crosses IP fragments.
  *
@@ -35,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -1440,6 +1443,92 @@ static void test_ngrep(void **state)
 	free(f);
 }
 
+/* ---- live capture ---------------------------------------------------------------------- */
+
+/*
+ * -i lo (root only): UDP datagrams to a port nobody else uses, then SIGINT;
+ * tspkt must print them, stop, print libpcap's counters and exit 0.  A hang
+ * is a failure after 20 s.
+ */
+static void test_live(void **state)
+{
+	char outp[4200], errp[4200], filter[64], word[64], msg[96];
+	struct sockaddr_in to;
+	struct run r;
+	int fd, st = 0, i;
+	unsigned int port;
+	pid_t pid, w = 0;
+
+	(void)state;
+	if (geteuid() != 0 || system("ip link show lo >/dev/null 2>&1")) {
+		printf("# SKIP live capture: needs root and a loopback "
+		       "interface\n");
+		return;
+	}
+	port = 20000 + (unsigned int)getpid() % 20000;
+	snprintf(filter, sizeof(filter), "udp and dst port %u", port);
+	snprintf(word, sizeof(word), "live-%u", port);
+	snprintf(outp, sizeof(outp), "%s/stdout", dir);
+	snprintf(errp, sizeof(errp), "%s/stderr", dir);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		execl(tspkt_path, tspkt_path, "-i", "lo", word, filter,
+		      (char *)NULL);
+		_exit(127);
+	}
+	/* time to open the interface (a sanitized tspkt starts slowly) */
+	sleep(sanitized ? 3 : 1);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(fd >= 0);
+	memset(&to, 0, sizeof(to));
+	to.sin_family = AF_INET;
+	to.sin_port = htons((uint16_t)port);
+	to.sin_addr.s_addr = htonl(0x7f000001);
+	for (i = 0; i < 5; i++) {
+		snprintf(msg, sizeof(msg), "%s %s", i % 2 ? "other" : "xx", word);
+		assert_true(sendto(fd, msg, strlen(msg), 0,
+				   (struct sockaddr *)&to, sizeof(to)) > 0);
+	}
+	close(fd);
+	usleep(500000);
+	kill(pid, SIGINT);
+	for (i = 0; i < 200; i++) {
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		usleep(100000);
+	}
+	if (w != pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("tspkt -i lo did not stop on SIGINT");
+	}
+	r.status = st;
+	r.out = slurp(outp, &r.outlen);
+	r.err = slurp(errp, &r.errlen);
+	expect_status(&r, 0);
+	{
+		size_t n = 0;
+		const char *p;
+
+		for (p = r.out; (p = strstr(p, " UDP match offset=")); p++)
+			n++;
+		assert_int_equal(n, 5);
+	}
+	assert_non_null(strstr(r.out, "127.0.0.1:"));
+	assert_int_equal(counter(&r, "classified", "matched"), 5);
+	assert_non_null(strstr(r.err, "tspkt: pcap: received="));
+	assert_int_equal(counter(&r, "backlog", "dropped"), 0);
+	run_free(&r);
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 static bool links_sanitizer(const char *path)
@@ -1469,6 +1558,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_backlog),
 		cmocka_unit_test(test_ngrep),
+		cmocka_unit_test(test_live),
 	};
 	const char *build = getenv("BUILD");
 	const char *tmp = getenv("TMPDIR");
