@@ -1,5 +1,5 @@
 #!/bin/sh
-# make demo: tsgrep on the sample data shipped in samples/ (the examples,
+# make demo: tsgrep and tspkt on the sample data shipped in samples/ (the examples,
 # demo.c among them, are built by `make` too).
 set -e
 BUILD=${1:-build/default}
@@ -17,3 +17,15 @@ run --hex -n '|48 54 54 50|/1.0' samples/http.log
 run --fsm -o 'HTTP/\d\.\d' samples/http.log
 run --json -m 1 Host samples/http.log
 run --count-matches --algo kmp -e GET -e POST samples/http.log
+
+# tspkt on a capture: a string split between IP fragments (over IPv4 and
+# IPv6), then rules with classes
+tspkt="$BUILD/bin/tspkt"
+runpkt() {
+	echo "\$ tspkt $*"
+	"$tspkt" "$@" || [ $? -eq 1 ]
+	echo
+}
+runpkt -r samples/http.pcap funky-chicken
+runpkt -r samples/http.pcap -e 'class get string "GET /" layer payload to 5' \
+	-e 'class dns hex-string "|07|example" layer payload'
