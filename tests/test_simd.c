@@ -638,6 +638,93 @@ static void test_random_short(void **unused)
 	printf("# simd: %lu random short cases, %lu matches\n", cases, found);
 }
 
+/* ---- periodic data: the linear fallback ------------------------------ */
+
+/*
+ * "xkxk...xkxx" in "xkxkxk...": every other start passes the filter and
+ * verifies almost to the end, the case that makes a filter-and-verify
+ * search O(n * patlen).  rarebyte hands such a call over to its linear
+ * search once the verifies cost too much; the matches must stay exactly
+ * kmp's, contiguous and in blocks (including blocks that end inside the
+ * carry, where the hand-over takes the carried bytes along).
+ */
+static void test_periodic(void **unused)
+{
+	static const unsigned int halves[] = { 2, 9, 40, 130, 700 };
+	struct rng r = { test_seed("simd-periodic", 7) };
+	const unsigned int dlen = 256 * 1024;
+	u8 *data = malloc(dlen);
+	unsigned long cases = 0, found = 0;
+	size_t h, l;
+
+	(void)unused;
+	assert_non_null(data);
+	for (h = 0; h < sizeof(halves) / sizeof(*halves); h++) {
+		unsigned int half = halves[h], plen = 2 * half + 2, i, k;
+		u8 pat[2 * 700 + 2];
+		bool icase = h % 2;
+
+		for (i = 0; i < 2 * half; i++)
+			pat[i] = i % 2 ? 'k' : 'x';
+		pat[2 * half] = pat[2 * half + 1] = 'x';
+		for (i = 0; i < dlen; i++)
+			data[i] = i % 2 ? 'k' : 'x';
+		/* a few real matches, some in another case */
+		for (k = 0; k < 6; k++) {
+			unsigned int at = rng_below(&r, dlen - plen);
+
+			for (i = 0; i < plen; i++)
+				data[at + i] = (u8)(icase && k % 2 ?
+						    pat[i] - 0x20 : pat[i]);
+		}
+		struct ts_config *kmp = prep("kmp", pat, plen, icase);
+
+		for (l = 0; l < N_LEVELS; l++) {
+			struct ts_config *conf = prep(levels[l], pat, plen,
+						      icase);
+			for (int mode = 0; mode < 4; mode++) {
+				struct blocks *b =
+					mode == 0 ? NULL :
+					mode == 1 ? even_blocks(data, dlen, 1500) :
+					mode == 2 ? blocks_random(data, dlen, &r, 2) :
+						    even_blocks(data, dlen,
+								plen / 3 + 1);
+				struct ts_state sk, sc;
+				unsigned int want = textsearch_find_continuous(
+					kmp, &sk, data, dlen);
+				unsigned int got = b ? blocks_find(conf, &sc, b)
+						     : textsearch_find_continuous(
+							       conf, &sc, data,
+							       dlen);
+
+				for (;;) {
+					if (got != want) {
+						dump(levels[l], "periodic", pat,
+						     plen, dlen, icase, got,
+						     want);
+						fail();
+					}
+					if (want == UINT_MAX)
+						break;
+					found++;
+					want = textsearch_next(kmp, &sk);
+					got = textsearch_next(conf, &sc);
+				}
+				if (b) {
+					assert_true(blocks_ok(b));
+					blocks_free(b);
+				}
+				cases++;
+			}
+			textsearch_destroy(conf);
+		}
+		textsearch_destroy(kmp);
+	}
+	free(data);
+	printf("# simd: periodic data, %lu searches of 256 KiB against kmp, "
+	       "%lu matches\n", cases, found);
+}
+
 /* ---- stream offsets near UINT_MAX ---------------------------------------- */
 
 /* The stream (tests/support/vstream.h) starts with a block of 'b's, so a
@@ -699,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_block_ends),
 		cmocka_unit_test(test_icase_latin1),
 		cmocka_unit_test(test_random_short),
+		cmocka_unit_test(test_periodic),
 		cmocka_unit_test(test_near_uint_max),
 	};
 

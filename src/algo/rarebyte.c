@@ -52,9 +52,15 @@
  * at most 2 * (patlen - 1) bytes, so each boundary copies O(patlen) bytes.
  * Data is read only through conf->get_next_block(), always forwards.
  *
- * Cost: O(n) for the scan; each survivor costs up to O(patlen), so an
- * adversarial text can make it O(n * patlen) (kmp is linear whatever the
- * pattern).
+ * Cost: O(n) for the scan, plus up to O(patlen) per survivor of the
+ * filter, which periodic data can make O(n * patlen) ("xkxk...xkxx" in
+ * "xkxkxk...": every other start survives and verifies far).  So every
+ * verify is charged to a budget that grows with the bytes scanned; once
+ * the verifies have cost more than RB_WORK_PER_BYTE compares per scanned
+ * byte (plus a slack), the rest of the call is searched by a linear
+ * byte-at-a-time automaton (Knuth-Morris-Pratt over the folded pattern),
+ * so one call costs O(n + patlen) whatever the data.  The next call starts
+ * on the fast path again: its slack is paid at most once per match.
  */
 #include "internal.h"
 #include "rarebyte_choose.h"
@@ -75,11 +81,28 @@ enum rb_level { RB_SCALAR, RB_SSE2, RB_AVX2, RB_AVX512, RB_NLEVELS };
 
 #define RB_NONE SIZE_MAX
 
+/* A scan that gave up on its budget (the window start is in work->stop). */
+#define RB_GIVEUP (SIZE_MAX - 1)
+
+/* Verify compares allowed per byte scanned, and the slack on top of them
+ * (the slack also pays for a first verify of a long pattern). */
+#define RB_WORK_PER_BYTE 8u
+#define RB_WORK_SLACK (64u * 1024u)
+
+/* What one call has spent on verifies, against what it has scanned. */
+struct rb_work {
+	uint64_t start;  /* stream offset where the call began */
+	uint64_t sbase;  /* stream offset of s[0] in the current scan */
+	uint64_t spent;  /* pattern bytes charged to verifies */
+	uint64_t slack;
+	size_t stop;     /* RB_GIVEUP: the start not yet verified */
+};
+
 struct rb;
 /* First start p in [from, n - len] of a full match inside s[0, n), or
- * RB_NONE; n >= len and from <= n - len. */
+ * RB_NONE, or RB_GIVEUP once @work is spent; n >= len and from <= n - len. */
 typedef size_t (*rb_scan_fn)(const struct rb *r, const u8 *s, size_t from,
-			     size_t n);
+			     size_t n, struct rb_work *work);
 
 struct rb {
 	unsigned int len;
@@ -94,7 +117,20 @@ struct rb {
 	u8 fold[256];        /* identity unless TS_IGNORECASE */
 	u8 *folded;          /* the pattern through fold[] */
 	u8 *pattern;         /* as the caller gave it */
+	unsigned int *border; /* KMP: longest proper border of folded[0..i] */
 };
+
+/*
+ * Charge a verify of the window at stream offset @at.  False when verifies
+ * would cost more than the scan is allowed to this far: the caller then
+ * stops and hands the window over to the linear search.
+ */
+static inline bool rb_charge(const struct rb *r, struct rb_work *w,
+			     uint64_t at)
+{
+	w->spent += r->len;
+	return w->spent <= w->slack + RB_WORK_PER_BYTE * (at - w->start);
+}
 
 
 /* ---- verification ------------------------------------------------------- */
@@ -111,19 +147,27 @@ static bool rb_verify_scalar(const struct rb *r, const u8 *w)
 	return true;
 }
 
-/* Whether the window at @w matches, the filter included (scalar). */
-static bool rb_match_at(const struct rb *r, const u8 *w)
+enum rb_verdict { RB_NO, RB_YES, RB_BROKE };
+
+/* The window at @w (stream offset @at), the filter included (scalar);
+ * RB_BROKE when the budget does not allow its verify. */
+static enum rb_verdict rb_match_at(const struct rb *r, const u8 *w,
+				   struct rb_work *work, uint64_t at)
 {
 	if ((u8)(w[r->i1] | r->or1) != r->c1 ||
 	    (u8)(w[r->i2] | r->or2) != r->c2)
-		return false;
-	return r->exact || rb_verify_scalar(r, w);
+		return RB_NO;
+	if (r->exact)
+		return RB_YES;
+	if (!rb_charge(r, work, at))
+		return RB_BROKE;
+	return rb_verify_scalar(r, w) ? RB_YES : RB_NO;
 }
 
 /* ---- portable scan ------------------------------------------------------ */
 
 static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
-			     size_t n)
+			     size_t n, struct rb_work *work)
 {
 	const size_t last = n - r->len;
 	size_t p;
@@ -138,8 +182,15 @@ static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
 				return RB_NONE;
 			p = (size_t)(hit - s) - r->i1;
 		}
-		if (rb_match_at(r, s + p))
+		switch (rb_match_at(r, s + p, work, work->sbase + p)) {
+		case RB_YES:
 			return p;
+		case RB_BROKE:
+			work->stop = p;
+			return RB_GIVEUP;
+		case RB_NO:
+			break;
+		}
 	}
 	return RB_NONE;
 }
@@ -193,34 +244,69 @@ RB_TARGET_SSE2 static bool rb_verify_sse2(const struct rb *r, const u8 *w)
 	return true;
 }
 
+/* A walker's answer when no candidate of its mask matched: scan on. */
+#define RB_CONTINUE (SIZE_MAX - 2)
+
 /*
  * Go through the candidate starts base + k for the bits k of @mask; the
  * first that verifies is the answer.  A start past @last cannot hold a
- * whole window: none after it can either.
+ * whole window: none after it can either (RB_NONE).  Each verify is charged
+ * to @work first (RB_GIVEUP when it cannot pay).  Out of line, so the scan
+ * loops keep their registers for the filter.
  */
-#define RB_WALK_MASK(mask, base, last, verify)                              \
-	do {                                                                \
+#define RB_DEFINE_WALK(name, target, verify)                                \
+	target __attribute__((noinline)) static size_t name(                \
+		const struct rb *r, const u8 *s, unsigned long long mask,   \
+		size_t base, size_t last, struct rb_work *work)             \
+	{                                                                   \
 		while (mask) {                                              \
-			size_t q_ = (base) + (size_t)__builtin_ctzll(mask); \
-			if (q_ > (last))                                    \
+			size_t q = base + (size_t)__builtin_ctzll(mask);    \
+			if (q > last)                                       \
 				return RB_NONE;                             \
-			if (r->exact || verify(r, s + q_))                  \
-				return q_;                                  \
+			if (r->exact)                                       \
+				return q;                                   \
+			if (!rb_charge(r, work, work->sbase + q)) {         \
+				work->stop = q;                             \
+				return RB_GIVEUP;                           \
+			}                                                   \
+			if (verify(r, s + q))                               \
+				return q;                                   \
 			mask &= mask - 1;                                   \
+		}                                                           \
+		return RB_CONTINUE;                                         \
+	}
+
+/* In a scan: settle the candidates of @mask, return if one decides. */
+#define RB_WALK_MASK(walk, mask, base, last)                                \
+	do {                                                                \
+		if (mask) {                                                 \
+			size_t q_ = walk(r, s, mask, base, last, work);     \
+			if (q_ != RB_CONTINUE)                              \
+				return q_;                                  \
 		}                                                           \
 	} while (0)
 
-RB_TARGET_SSE2 static inline unsigned long long
-rb_mask16(const struct rb *r, const u8 *s, size_t p)
-{
-	__m128i a = _mm_loadu_si128((const __m128i *)(s + p + r->i1));
-	__m128i b = _mm_loadu_si128((const __m128i *)(s + p + r->i2));
-	__m128i ea = _mm_cmpeq_epi8(_mm_or_si128(a, _mm_set1_epi8((char)r->or1)),
-				    _mm_set1_epi8((char)r->c1));
-	__m128i eb = _mm_cmpeq_epi8(_mm_or_si128(b, _mm_set1_epi8((char)r->or2)),
-				    _mm_set1_epi8((char)r->c2));
+RB_DEFINE_WALK(rb_walk_sse2, RB_TARGET_SSE2, rb_verify_sse2)
 
-	return (unsigned int)_mm_movemask_epi8(_mm_and_si128(ea, eb));
+/*
+ * The filter's constants, loaded once per scan: the bytes at p + i1 and
+ * p + i2 (s1 and s2 point there), ORed with or1 / or2, must equal c1 / c2.
+ */
+#define RB_FILTER(vec, set1)                                                \
+	const u8 *const s1 = s + r->i1, *const s2 = s + r->i2;              \
+	const vec o1 = set1((char)r->or1), k1 = set1((char)r->c1);          \
+	const vec o2 = set1((char)r->or2), k2 = set1((char)r->c2)
+
+RB_TARGET_SSE2 static inline unsigned long long
+rb_mask16(const u8 *s1, const u8 *s2, size_t p, __m128i o1, __m128i k1,
+	  __m128i o2, __m128i k2)
+{
+	__m128i a = _mm_loadu_si128((const __m128i *)(s1 + p));
+	__m128i b = _mm_loadu_si128((const __m128i *)(s2 + p));
+
+	return (unsigned int)_mm_movemask_epi8(
+		_mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(a, o1), k1),
+			      _mm_cmpeq_epi8(_mm_or_si128(b, o2), k2)));
 }
 
 /*
@@ -232,35 +318,39 @@ rb_mask16(const struct rb *r, const u8 *s, size_t p)
  * every start up to last.  Blocks shorter than imax + W go to the scalar
  * scan.
  */
-#define RB_VECTOR_SCAN(W, maskfn, verify)                                   \
+#define RB_VECTOR_SCAN(W, vec, set1, maskfn, walk)                          \
 	do {                                                                \
 		const size_t last = n - r->len;                             \
 		size_t p = from, vlast;                                     \
 		unsigned long long mask;                                    \
+		RB_FILTER(vec, set1);                                       \
                                                                             \
 		if (n - r->imax < (W))                                      \
-			return rb_scan_scalar(r, s, from, n);               \
+			return rb_scan_scalar(r, s, from, n, work);         \
 		vlast = n - r->imax - (W);                                  \
 		for (; p + (W) <= vlast; p += 2 * (W)) {                    \
-			mask = maskfn(r, s, p) |                            \
-			       maskfn(r, s, p + (W)) << (W);                \
-			RB_WALK_MASK(mask, p, last, verify);                \
+			mask = maskfn(s1, s2, p, o1, k1, o2, k2) |          \
+			       maskfn(s1, s2, p + (W), o1, k1, o2, k2)      \
+				       << (W);                              \
+			RB_WALK_MASK(walk, mask, p, last);                  \
 		}                                                           \
 		for (; p <= vlast; p += (W)) {                              \
-			mask = maskfn(r, s, p);                             \
-			RB_WALK_MASK(mask, p, last, verify);                \
+			mask = maskfn(s1, s2, p, o1, k1, o2, k2);           \
+			RB_WALK_MASK(walk, mask, p, last);                  \
 		}                                                           \
 		if (p <= last) {                                            \
-			mask = maskfn(r, s, vlast) >> (p - vlast);          \
-			RB_WALK_MASK(mask, p, last, verify);                \
+			mask = maskfn(s1, s2, vlast, o1, k1, o2, k2) >>     \
+			       (p - vlast);                                 \
+			RB_WALK_MASK(walk, mask, p, last);                  \
 		}                                                           \
 		return RB_NONE;                                             \
 	} while (0)
 
 RB_TARGET_SSE2 static size_t rb_scan_sse2(const struct rb *r, const u8 *s,
-					  size_t from, size_t n)
+					  size_t from, size_t n,
+					  struct rb_work *work)
 {
-	RB_VECTOR_SCAN(16, rb_mask16, rb_verify_sse2);
+	RB_VECTOR_SCAN(16, __m128i, _mm_set1_epi8, rb_mask16, rb_walk_sse2);
 }
 
 /* ---- AVX2 ----------------------------------------------------------------- */
@@ -305,25 +395,25 @@ RB_TARGET_AVX2 static bool rb_verify_avx2(const struct rb *r, const u8 *w)
 	return true;
 }
 
-RB_TARGET_AVX2 static inline unsigned long long
-rb_mask32(const struct rb *r, const u8 *s, size_t p)
-{
-	__m256i a = _mm256_loadu_si256((const __m256i *)(s + p + r->i1));
-	__m256i b = _mm256_loadu_si256((const __m256i *)(s + p + r->i2));
-	__m256i ea = _mm256_cmpeq_epi8(
-		_mm256_or_si256(a, _mm256_set1_epi8((char)r->or1)),
-		_mm256_set1_epi8((char)r->c1));
-	__m256i eb = _mm256_cmpeq_epi8(
-		_mm256_or_si256(b, _mm256_set1_epi8((char)r->or2)),
-		_mm256_set1_epi8((char)r->c2));
+RB_DEFINE_WALK(rb_walk_avx2, RB_TARGET_AVX2, rb_verify_avx2)
 
-	return (unsigned int)_mm256_movemask_epi8(_mm256_and_si256(ea, eb));
+RB_TARGET_AVX2 static inline unsigned long long
+rb_mask32(const u8 *s1, const u8 *s2, size_t p, __m256i o1, __m256i k1,
+	  __m256i o2, __m256i k2)
+{
+	__m256i a = _mm256_loadu_si256((const __m256i *)(s1 + p));
+	__m256i b = _mm256_loadu_si256((const __m256i *)(s2 + p));
+
+	return (unsigned int)_mm256_movemask_epi8(_mm256_and_si256(
+		_mm256_cmpeq_epi8(_mm256_or_si256(a, o1), k1),
+		_mm256_cmpeq_epi8(_mm256_or_si256(b, o2), k2)));
 }
 
 RB_TARGET_AVX2 static size_t rb_scan_avx2(const struct rb *r, const u8 *s,
-					  size_t from, size_t n)
+					  size_t from, size_t n,
+					  struct rb_work *work)
 {
-	RB_VECTOR_SCAN(32, rb_mask32, rb_verify_avx2);
+	RB_VECTOR_SCAN(32, __m256i, _mm256_set1_epi8, rb_mask32, rb_walk_avx2);
 }
 
 /* ---- AVX-512BW ------------------------------------------------------------ */
@@ -367,19 +457,18 @@ RB_TARGET_AVX512 static bool rb_verify_avx512(const struct rb *r,
 	return true;
 }
 
+RB_DEFINE_WALK(rb_walk_avx512, RB_TARGET_AVX512, rb_verify_avx512)
+
 /* Filter mask of the 64 starts from p (both loads inside the block). */
 RB_TARGET_AVX512 static inline unsigned long long
-rb_mask64(const struct rb *r, const u8 *s, size_t p)
+rb_mask64(const u8 *s1, const u8 *s2, size_t p, __m512i o1, __m512i k1,
+	  __m512i o2, __m512i k2)
 {
-	__m512i va = _mm512_loadu_si512((const void *)(s + p + r->i1));
-	__m512i vb = _mm512_loadu_si512((const void *)(s + p + r->i2));
+	__m512i a = _mm512_loadu_si512((const void *)(s1 + p));
+	__m512i b = _mm512_loadu_si512((const void *)(s2 + p));
 
-	return _mm512_cmpeq_epi8_mask(
-		       _mm512_or_si512(va, _mm512_set1_epi8((char)r->or1)),
-		       _mm512_set1_epi8((char)r->c1)) &
-	       _mm512_cmpeq_epi8_mask(
-		       _mm512_or_si512(vb, _mm512_set1_epi8((char)r->or2)),
-		       _mm512_set1_epi8((char)r->c2));
+	return _mm512_cmpeq_epi8_mask(_mm512_or_si512(a, o1), k1) &
+	       _mm512_cmpeq_epi8_mask(_mm512_or_si512(b, o2), k2);
 }
 
 /*
@@ -392,40 +481,35 @@ rb_mask64(const struct rb *r, const u8 *s, size_t p)
  */
 RB_TARGET_AVX512 static size_t rb_scan_avx512(const struct rb *r,
 					      const u8 *s, size_t from,
-					      size_t n)
+					      size_t n, struct rb_work *work)
 {
 	const size_t last = n - r->len;
 	unsigned long long mask, mask2;
 	size_t p = from;
+	RB_FILTER(__m512i, _mm512_set1_epi8);
 
 	for (; p <= last && last - p >= 127; p += 128) {
-		mask = rb_mask64(r, s, p);
-		mask2 = rb_mask64(r, s, p + 64);
+		mask = rb_mask64(s1, s2, p, o1, k1, o2, k2);
+		mask2 = rb_mask64(s1, s2, p + 64, o1, k1, o2, k2);
 		if (mask | mask2) {
-			RB_WALK_MASK(mask, p, last, rb_verify_avx512);
-			RB_WALK_MASK(mask2, p + 64, last, rb_verify_avx512);
+			RB_WALK_MASK(rb_walk_avx512, mask, p, last);
+			RB_WALK_MASK(rb_walk_avx512, mask2, p + 64, last);
 		}
 	}
 	for (; p <= last && last - p >= 63; p += 64) {
-		mask = rb_mask64(r, s, p);
-		RB_WALK_MASK(mask, p, last, rb_verify_avx512);
+		mask = rb_mask64(s1, s2, p, o1, k1, o2, k2);
+		RB_WALK_MASK(rb_walk_avx512, mask, p, last);
 	}
 	if (p <= last) {
 		__mmask64 k = ((__mmask64)1 << (last - p + 1)) - 1;
-		__m512i va = _mm512_maskz_loadu_epi8(k, s + p + r->i1);
-		__m512i vb = _mm512_maskz_loadu_epi8(k, s + p + r->i2);
+		__m512i a = _mm512_maskz_loadu_epi8(k, s1 + p);
+		__m512i b = _mm512_maskz_loadu_epi8(k, s2 + p);
 
-		mask = _mm512_mask_cmpeq_epi8_mask(
-			       k,
-			       _mm512_or_si512(va, _mm512_set1_epi8(
-							   (char)r->or1)),
-			       _mm512_set1_epi8((char)r->c1)) &
-		       _mm512_mask_cmpeq_epi8_mask(
-			       k,
-			       _mm512_or_si512(vb, _mm512_set1_epi8(
-							   (char)r->or2)),
-			       _mm512_set1_epi8((char)r->c2));
-		RB_WALK_MASK(mask, p, last, rb_verify_avx512);
+		mask = _mm512_mask_cmpeq_epi8_mask(k, _mm512_or_si512(a, o1),
+						   k1) &
+		       _mm512_mask_cmpeq_epi8_mask(k, _mm512_or_si512(b, o2),
+						   k2);
+		RB_WALK_MASK(rb_walk_avx512, mask, p, last);
 	}
 	return RB_NONE;
 }
@@ -472,6 +556,63 @@ static enum rb_level rb_level_for(enum rb_level wanted)
 #define RB_STACK_CARRY 512
 
 /*
+ * The linear search that takes over when verifies cost too much: a
+ * Knuth-Morris-Pratt automaton over the folded pattern, fed first the
+ * bytes already in hand (@held, @nheld pieces, the first of them starting
+ * at window start @at), then blocks from stream offset @want on.  Every
+ * byte is looked at once, so the call stays O(n + patlen).
+ */
+struct rb_piece {
+	const u8 *p;
+	size_t n;
+};
+
+static unsigned int rb_find_linear(struct ts_config *conf,
+				   struct ts_state *state,
+				   const struct rb_piece *held,
+				   unsigned int nheld, uint64_t at,
+				   uint64_t want)
+{
+	const struct rb *r = ts_config_priv(conf);
+	const unsigned int m = r->len;
+	struct rb_piece cur;
+	unsigned int j = 0, k = 0, n;
+	uint64_t end = at; /* stream offset of the next byte fed */
+	const u8 *blk;
+
+	for (;;) {
+		if (k < nheld) {
+			cur = held[k++];
+		} else {
+			if (want > UINT_MAX - 1)
+				return UINT_MAX;
+			n = conf->get_next_block((unsigned int)want, &blk, conf,
+						 state);
+			if (!n)
+				return UINT_MAX;
+			cur.p = blk;
+			cur.n = n;
+			want += n;
+		}
+		for (size_t i = 0; i < cur.n; i++) {
+			u8 c = r->fold[cur.p[i]];
+
+			while (j && r->folded[j] != c)
+				j = r->border[j - 1];
+			if (r->folded[j] == c && ++j == m) {
+				uint64_t found = end + i + 1 - m;
+
+				if (found + m > UINT_MAX)
+					return UINT_MAX;
+				state->offset = (unsigned int)(found + m);
+				return (unsigned int)found;
+			}
+		}
+		end += cur.n;
+	}
+}
+
+/*
  * Search from state->offset.  pos is the first window start not yet ruled
  * out; want the stream offset of the next block to ask for.  While pos <
  * want, the carry holds stream bytes [cbase, want) with cbase <= pos and
@@ -489,6 +630,11 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 	size_t clen = 0, off;
 	unsigned int n, ret = UINT_MAX;
 	const u8 *blk;
+	struct rb_work work = {
+		.start = pos,
+		.slack = RB_WORK_SLACK + 4 * (uint64_t)m,
+	};
+	struct rb_piece held[2];
 
 	if (cap > sizeof(stack)) {
 		carry = malloc(cap);
@@ -524,7 +670,21 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 			memcpy(carry + clen, blk, take);
 			clen += take;
 			for (p = pos; p < bstart && p + m <= cbase + clen; p++) {
-				if (rb_match_at(r, carry + (p - cbase))) {
+				enum rb_verdict v = rb_match_at(
+					r, carry + (p - cbase), &work, p);
+
+				if (v == RB_BROKE) {
+					/* the carry from p, then the rest of
+					 * this block */
+					held[0].p = carry + (p - cbase);
+					held[0].n = (size_t)(cbase + clen - p);
+					held[1].p = blk + take;
+					held[1].n = n - take;
+					ret = rb_find_linear(conf, state, held,
+							     2, p, bstart + n);
+					goto out;
+				}
+				if (v == RB_YES) {
 					if (p + m > UINT_MAX)
 						goto out;
 					found = p;
@@ -543,8 +703,18 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 		pos = bstart;
 		off = 0;
 		if (n >= m) {
-			size_t q = r->scan(r, blk, 0, n);
+			size_t q;
 
+			work.sbase = bstart;
+			q = r->scan(r, blk, 0, n, &work);
+			if (q == RB_GIVEUP) {
+				held[0].p = blk + work.stop;
+				held[0].n = n - work.stop;
+				ret = rb_find_linear(conf, state, held, 1,
+						     bstart + work.stop,
+						     bstart + n);
+				goto out;
+			}
 			if (q != RB_NONE) {
 				found = bstart + q;
 				if (found + m > UINT_MAX)
@@ -587,20 +757,38 @@ static void rb_choose(struct rb *r)
 	r->exact = m <= 2;
 }
 
+/* border[i]: the length of the longest proper prefix of folded[0..i] that
+ * is also its suffix (the linear search's fallback table). */
+static void rb_fill_borders(struct rb *r)
+{
+	unsigned int i, k = 0;
+
+	r->border[0] = 0;
+	for (i = 1; i < r->len; i++) {
+		while (k && r->folded[i] != r->folded[k])
+			k = r->border[k - 1];
+		if (r->folded[i] == r->folded[k])
+			k++;
+		r->border[i] = k;
+	}
+}
+
 static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 				       gfp_t gfp_mask, int flags,
 				       enum rb_level wanted)
 {
 	struct ts_config *conf;
 	struct rb *r;
-	size_t payload, cap;
+	size_t payload, cap, border;
 	unsigned int i;
 
 	if (!len)
 		return ERR_PTR(-EINVAL);
-	/* payload = struct + two copies of the pattern; the carry's size
-	 * must be computable too */
-	if (!ts_size_add(sizeof(*r), len, &payload) ||
+	/* payload = struct + the border table + two copies of the pattern;
+	 * the carry's size must be computable too */
+	if (!ts_size_mul(len, sizeof(*r->border), &border) ||
+	    !ts_size_add(sizeof(*r), border, &payload) ||
+	    !ts_size_add(payload, len, &payload) ||
 	    !ts_size_add(payload, len, &payload) ||
 	    !ts_size_mul((size_t)len - 1, 2, &cap))
 		return ERR_PTR(-EINVAL);
@@ -610,12 +798,15 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	r = ts_config_priv(conf);
 	r->len = len;
 	r->icase = flags & TS_IGNORECASE;
-	r->folded = (u8 *)(r + 1);
+	/* the unsigned ints first, right after the struct, for alignment */
+	r->border = (unsigned int *)(r + 1);
+	r->folded = (u8 *)(r->border + len);
 	r->pattern = r->folded + len;
 	ts_fill_fold_table(r->fold, r->icase);
 	memcpy(r->pattern, pattern, len);
 	for (i = 0; i < len; i++)
 		r->folded[i] = r->fold[r->pattern[i]];
+	rb_fill_borders(r);
 	rb_choose(r);
 	r->level = rb_level_for(wanted);
 	r->scan = rb_scans[r->level];
