@@ -1374,6 +1374,23 @@ static void test_ngrep(void **state)
 		pg_build(f, flows[i % 4], payload, (unsigned int)len);
 		n = cap_put(&c, f, 0);
 	}
+	/* ICMP echo requests (a UDP frame relabelled: its ports are type,
+	 * code and checksum): ngrep's ICMP data starts at the echo id, so
+	 * "needle" split between the id/sequence and the data is found by
+	 * both; then one without it */
+	{
+		struct pg_flow ic = flow_udp4;
+
+		ic.sport = 0x0800;
+		pg_build(f, &ic, "le and more", 11);
+		f->bytes[23] = 1;
+		memcpy(f->bytes + 38, "need", 4);
+		n = cap_put(&c, f, 0);
+		ic.dport = 0x7a7a;
+		pg_build(f, &ic, "zz nothing", 10);
+		f->bytes[23] = 1;
+		n = cap_put(&c, f, 0);
+	}
 	/* two datagrams whose "needle" crosses the fragment split */
 	{
 		struct pg_flow u4 = flow_udp4, u6 = flow_udp6;

@@ -516,6 +516,11 @@ bool rule_match(const struct rule *r, struct sk_buff *skb,
 		if (!meta->has_transport)
 			return false;
 		base = meta->payload_off;
+		/* ngrep's ICMP data starts after type, code and checksum:
+		 * the echo id and sequence are payload to it, and to us */
+		if ((meta->l4proto == 1 || meta->l4proto == 58) &&
+		    skb->transport_header != SKB_HEADER_UNSET)
+			base = (unsigned long)skb_transport_offset(skb) + 4;
 		break;
 	}
 	/* the window [from, to) of the datagram, cut at its end */

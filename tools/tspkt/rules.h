@@ -21,7 +21,8 @@
 enum rule_layer {
 	LAYER_NETWORK,		/* the IP header (xt_string) */
 	LAYER_TRANSPORT,	/* the TCP/UDP/... header (em_text) */
-	LAYER_PAYLOAD,		/* after the transport header (ngrep) */
+	LAYER_PAYLOAD,		/* after the transport header (ngrep; for
+				   ICMP after type, code and checksum) */
 };
 
 #define RULE_TO_DEFAULT 65535u
