@@ -4,7 +4,8 @@
  *
  * Every capture is generated, so the test knows which frame carries what
  * at which offset and compares tspkt's whole output line by line: matches
- * on TCP and UDP over IPv4 and IPv6; rules with from/to/layer/icase/
+ * on TCP and UDP over IPv4 and IPv6, from pcap and pcapng; rules with
+ * from/to/layer/icase/
  * invert/hex/class, several at once, from a rules file; a BPF filter;
  * --json; -w read back with libpcap; strings across IPv4 and IPv6
  * fragments in and out of order; the kernel's xt_string selftest layout;
@@ -416,6 +417,57 @@ static unsigned int find_in(const char *hay, const char *pat, bool icase)
 	return UINT_MAX;
 }
 
+/* The mixed frames as pcapng (libpcap reads it, writes only pcap): a
+ * section header, one Ethernet interface, one enhanced packet block per
+ * frame with microsecond times (the default resolution). */
+static void write_mixed_pcapng(const char *name)
+{
+	struct pg_frame *f = frames_new(1);
+	char p[4200];
+	uint32_t w[8];
+	FILE *out;
+	size_t i;
+
+	path_of(p, sizeof(p), name);
+	out = fopen(p, "wb");
+	assert_non_null(out);
+	/* SHB: type, length, byte-order magic, version 1.0, length -1 */
+	w[0] = 0x0a0d0d0a;
+	w[1] = 28;
+	w[2] = 0x1a2b3c4d;
+	w[3] = 1;
+	w[4] = w[5] = 0xffffffff;
+	w[6] = 28;
+	fwrite(w, 4, 7, out);
+	/* IDB: link type 1 (Ethernet), snap length 0 (none) */
+	w[0] = 1;
+	w[1] = 20;
+	w[2] = 1;
+	w[3] = 0;
+	w[4] = 20;
+	fwrite(w, 4, 5, out);
+	for (i = 0; i < NMIXED; i++) {
+		uint64_t us = (uint64_t)frame_us((unsigned int)i + 1);
+		uint32_t pad, zero = 0;
+
+		pg_build(f, mixed[i].flow, mixed[i].payload,
+			 (unsigned int)strlen(mixed[i].payload));
+		pad = (4 - f->len % 4) % 4;
+		w[0] = 6;
+		w[1] = 32 + f->len + pad;
+		w[2] = 0;
+		w[3] = (uint32_t)(us >> 32);
+		w[4] = (uint32_t)us;
+		w[5] = w[6] = f->len;
+		fwrite(w, 4, 7, out);
+		fwrite(f->bytes, 1, f->len, out);
+		fwrite(&zero, 1, pad, out);
+		fwrite(&w[1], 4, 1, out);
+	}
+	assert_int_equal(fclose(out), 0);
+	free(f);
+}
+
 static void test_plain_pattern(void **state)
 {
 	struct expect e = { 0 };
@@ -443,6 +495,13 @@ static void test_plain_pattern(void **state)
 	assert_int_equal(counter(&r, "classified", "classified"), NMIXED);
 	assert_int_equal(counter(&r, "classified", "matched"), 5);
 	assert_int_equal(class_count(&r, "match"), 5);
+	run_free(&r);
+
+	/* the same capture as pcapng */
+	write_mixed_pcapng("mixed.pcapng");
+	run_tspkt(&r, "-r", "mixed.pcapng", "needle", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
 	run_free(&r);
 
 	/* the same with 3 workers: the same lines, in capture order */
@@ -1348,7 +1407,11 @@ static void test_ngrep(void **state)
 	const struct pg_flow *flows[] = { &flow_tcp4, &flow_udp4, &flow_tcp6,
 					  &flow_udp6 };
 	struct pg_frame *f = frames_new(2);
-	unsigned int n = 0, i, crossing[2];
+	struct {
+		unsigned int first, last;
+		bool cross;
+	} group[4];
+	unsigned int n = 0, i;
 	bool *ng, *ts;
 	char cmd[8600], p[4200], payload[300];
 	struct capture c;
@@ -1391,22 +1454,35 @@ static void test_ngrep(void **state)
 		f->bytes[23] = 1;
 		n = cap_put(&c, f, 0);
 	}
-	/* two datagrams whose "needle" crosses the fragment split */
+	/* fragmented datagrams: "needle" in the first fragment, in the
+	 * second, and across the split over IPv4 and IPv6; ngrep sees each
+	 * fragment alone, tspkt the datagram at its last fragment */
 	{
-		struct pg_flow u4 = flow_udp4, u6 = flow_udp6;
+		static const struct {
+			int family;
+			unsigned int at;
+			bool cross;
+		} fd[] = {
+			{ 4, 100, false },
+			{ 4, 2000, false },
+			{ 4, 1472 - 3, true },
+			{ 6, 1448 - 8 - 2, true },
+		};
 		char big[3000];
 
-		memset(big, 'x', sizeof(big));
-		memcpy(big + 1472 - 3, "needle", 6);
-		pg_build_fragments(f, &u4, big, sizeof(big), cut, 1, 77);
-		cap_put(&c, &f[0], 0);
-		crossing[0] = cap_put(&c, &f[1], 0);
-		memset(big, 'y', sizeof(big));
-		memcpy(big + 1448 - 8 - 2, "needle", 6);
-		pg_build_fragments(f, &u6, big, sizeof(big), cut6, 1, 78);
-		cap_put(&c, &f[0], 0);
-		crossing[1] = cap_put(&c, &f[1], 0);
-		n = crossing[1];
+		for (i = 0; i < 4; i++) {
+			struct pg_flow u = fd[i].family == 4 ? flow_udp4
+							      : flow_udp6;
+
+			memset(big, 'x', sizeof(big));
+			memcpy(big + fd[i].at, "needle", 6);
+			pg_build_fragments(f, &u, big, sizeof(big),
+					   fd[i].family == 4 ? cut : cut6, 1,
+					   77 + i);
+			group[i].first = cap_put(&c, &f[0], 0);
+			group[i].last = n = cap_put(&c, &f[1], 0);
+			group[i].cross = fd[i].cross;
+		}
 	}
 	cap_close(&c);
 	nframes = n;
@@ -1430,29 +1506,30 @@ static void test_ngrep(void **state)
 	expect_status(&r, 0);
 	tspkt_frames(r.out, ts, nframes);
 	run_free(&r);
-	for (k = 0; k < nframes; k++) {
-		bool cross = k + 1 == crossing[0] || k + 1 == crossing[1];
+	for (i = 0; i < 4; i++) {
+		unsigned int a = group[i].first - 1, b = group[i].last - 1;
+		bool ngrep_any = ng[a] || ng[b];
 
-		if (cross) {
-			if (ng[k] || !ts[k])
-				fail_msg("frame %zu (needle across fragments): "
-					 "ngrep %d, tspkt %d", k + 1, ng[k],
-					 ts[k]);
-			continue;
-		}
+		if (ts[a] || !ts[b] || ngrep_any == group[i].cross)
+			fail_msg("datagram in frames %u-%u (%s): ngrep %d/%d, "
+				 "tspkt %d/%d", a + 1, b + 1, group[i].cross ?
+				 "needle across the split" : "needle in one "
+				 "fragment", ng[a], ng[b], ts[a], ts[b]);
+		ng[a] = ng[b] = ts[a] = ts[b] = false;
+	}
+	for (k = 0; k < nframes; k++)
 		if (ng[k] != ts[k])
 			fail_msg("frame %zu: ngrep %s, tspkt %s", k + 1,
 				 ng[k] ? "matches" : "does not match",
 				 ts[k] ? "matches" : "does not");
-	}
 	{
 		size_t count = 0;
 
 		for (k = 0; k < nframes; k++)
 			count += ng[k];
 		printf("# ngrep and tspkt agree on %zu frames with \"needle\" "
-		       "out of %zu; tspkt also finds the 2 across IP "
-		       "fragments\n", count, nframes);
+		       "out of %zu, and on 2 fragmented datagrams; tspkt also "
+		       "finds the 2 across IP fragments\n", count, nframes);
 		assert_true(count > 50);
 	}
 	free(ng);
