@@ -5,14 +5,13 @@
  * Every capture is generated, so the test knows which frame carries what
  * at which offset and compares tspkt's whole output line by line: matches
  * on TCP and UDP over IPv4 and IPv6, from pcap and pcapng; rules with
- * from/to/layer/icase/
- * invert/hex/class, several at once, from a rules file; a BPF filter;
- * --json; -w read back with libpcap; strings across IPv4 and IPv6
- * fragments in and out of order; the kernel's xt_string selftest layout;
- * malformed captures; the backlog's counters under load; a live capture
- * on lo (root only) ended by SIGINT; and ngrep on the
- * same capture (when installed), which must select the same frames except
- * those whose string crosses IP fragments.
+ * from/to/layer/icase/invert/hex/class, several at once, from a rules
+ * file; a BPF filter; --json; -w read back with libpcap; strings across
+ * IPv4 and IPv6 fragments in and out of order; the kernel's xt_string
+ * selftest layout; malformed captures; the backlog's counters under load;
+ * a live capture on lo (root only) ended by SIGINT; and ngrep on the same
+ * capture (when installed), which must select the same frames except those
+ * whose string crosses IP fragments.
  *
  * Environment: BUILD (set by tests/run-tests.sh) locates $BUILD/bin/tspkt;
  * TSPKT_TEST_KEEP=1 keeps the temporary folder with its captures.
