@@ -1616,6 +1616,21 @@ static void test_live(void **state)
 		assert_int_equal(n, 5);
 	}
 	assert_non_null(strstr(r.out, "127.0.0.1:"));
+	{
+		/* the time stamps are the interface's, now, whatever
+		 * precision it has */
+		struct tm tm;
+		long us;
+
+		memset(&tm, 0, sizeof(tm));
+		assert_int_equal(sscanf(r.out, "%d-%d-%dT%d:%d:%d.%ldZ",
+					&tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+					&tm.tm_hour, &tm.tm_min, &tm.tm_sec,
+					&us), 7);
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		assert_true(labs((long)(timegm(&tm) - time(NULL))) < 120);
+	}
 	assert_int_equal(counter(&r, "classified", "matched"), 5);
 	assert_non_null(strstr(r.err, "tspkt: pcap: received="));
 	assert_int_equal(counter(&r, "backlog", "dropped"), 0);

@@ -18,6 +18,7 @@ struct capture {
 	const char *name;	/* the file or interface, for messages */
 	bool live;
 	int linktype;
+	int64_t ns_per_tick;	/* what the handle's tv_usec counts */
 	struct capture_stats st;
 	uint64_t next_seq;
 };
@@ -159,6 +160,10 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	}
 	if (!c->p)
 		goto fail;
+	/* files are opened in nanoseconds; an interface may only have
+	 * microseconds */
+	c->ns_per_tick = pcap_get_tstamp_precision(c->p) ==
+			 PCAP_TSTAMP_PRECISION_NANO ? 1 : 1000;
 	c->linktype = pcap_datalink(c->p);
 	if (!pkt_linktype_supported(c->linktype)) {
 		const char *name = pcap_datalink_val_to_name(c->linktype);
@@ -194,7 +199,7 @@ static void receive(struct capture *c, struct defrag *d, struct backlog *b,
 		    const struct pcap_pkthdr *h, const u_char *data)
 {
 	const int64_t ts_ns = (int64_t)h->ts.tv_sec * 1000000000 +
-			      (int64_t)h->ts.tv_usec;	/* nanosecond handle */
+			      (int64_t)h->ts.tv_usec * c->ns_per_tick;
 	struct pkt_meta meta;
 	struct ip_frag_info frag;
 	struct pkt_info *info;
