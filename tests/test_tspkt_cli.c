@@ -1397,6 +1397,51 @@ static void tspkt_frames(const char *out, bool *set, size_t n)
 	}
 }
 
+/*
+ * ngrep @nopt and tspkt @topt (both may be empty) with @pat on the ngrep
+ * capture: the same frames, apart from frames @skip_from..@nframes (the
+ * fragmented datagrams, compared by the caller).  Returns how many.
+ */
+static size_t same_as_ngrep(const char *nopt, const char *topt,
+			    const char *pat, size_t nframes, size_t skip_from)
+{
+	char cmd[8800], p[4200], outp[4200];
+	bool *ng = calloc(nframes, 1), *ts = calloc(nframes, 1);
+	size_t k, count = 0;
+	struct run r;
+	char *out;
+
+	assert_non_null(ng);
+	assert_non_null(ts);
+	path_of(p, sizeof(p), "ngrep.pcap");
+	path_of(outp, sizeof(outp), "ngrep.out");
+	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t %s '%s' > '%s' "
+		 "2>/dev/null", p, nopt, pat, outp);
+	assert_int_equal(system(cmd), 0);
+	out = slurp(outp, NULL);
+	ngrep_frames(out, ng, nframes);
+	free(out);
+	if (*topt)
+		run_tspkt(&r, topt, "-r", "ngrep.pcap", pat, NULL);
+	else
+		run_tspkt(&r, "-r", "ngrep.pcap", pat, NULL);
+	no_report(&r);
+	assert_true(exit_code(&r) <= 1);
+	tspkt_frames(r.out, ts, nframes);
+	run_free(&r);
+	for (k = 0; k + 1 < skip_from; k++) {
+		if (ng[k] != ts[k])
+			fail_msg("ngrep %s '%s' / tspkt %s: frame %zu: ngrep "
+				 "%s, tspkt %s", nopt, pat, topt, k + 1,
+				 ng[k] ? "matches" : "does not match",
+				 ts[k] ? "matches" : "does not");
+		count += ng[k];
+	}
+	free(ng);
+	free(ts);
+	return count;
+}
+
 static void test_ngrep(void **state)
 {
 	static const char *const words[] = { "alpha", "bravo", "needle",
@@ -1433,7 +1478,10 @@ static void test_ngrep(void **state)
 						sizeof(payload) - len, "%s ",
 						words[(seed >> 33) % 6]);
 		}
-		pg_build(f, flows[i % 4], payload, (unsigned int)len);
+		/* now and then an empty one (a bare ACK, an empty datagram),
+		 * which ngrep never selects, even with -v */
+		pg_build(f, flows[i % 4], payload,
+			 i % 25 == 3 ? 0 : (unsigned int)len);
 		n = cap_put(&c, f, 0);
 	}
 	/* ICMP echo requests (a UDP frame relabelled: its ports are type,
@@ -1530,6 +1578,20 @@ static void test_ngrep(void **state)
 		       "out of %zu, and on 2 fragmented datagrams; tspkt also "
 		       "finds the 2 across IP fragments\n", count, nframes);
 		assert_true(count > 50);
+	}
+	/* inverted and case-folded, and another word (the fragmented
+	 * datagrams are left out: compared above) */
+	{
+		size_t nv = same_as_ngrep("-v", "-v", "needle", nframes,
+					  group[0].first);
+		size_t ni = same_as_ngrep("-i", "--icase", "NEEDLE", nframes,
+					  group[0].first);
+		size_t nb = same_as_ngrep("", "", "bravo delta", nframes,
+					  group[0].first);
+
+		printf("# also: -v needle %zu frames, -i NEEDLE %zu, "
+		       "'bravo delta' %zu\n", nv, ni, nb);
+		assert_true(nv > 5 && ni > 50 && nb > 5);
 	}
 	free(ng);
 	free(ts);

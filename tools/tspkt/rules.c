@@ -381,6 +381,8 @@ int ruleset_add_plain(struct ruleset *rs, const char *pattern, bool icase,
 		return -1;
 	}
 	r.layer = LAYER_PAYLOAD;
+	/* ngrep discards packets without payload, even with -v */
+	r.skip_empty = true;
 	r.icase = icase;
 	r.invert = invert;
 	r.class_name = strdup("match");
@@ -523,6 +525,8 @@ bool rule_match(const struct rule *r, struct sk_buff *skb,
 			base = (unsigned long)skb_transport_offset(skb) + 4;
 		break;
 	}
+	if (r->skip_empty && base >= skb->len)
+		return false;
 	/* the window [from, to) of the datagram, cut at its end */
 	from = base + r->from;
 	to = base + r->to;

@@ -37,6 +37,7 @@ struct rule {
 	unsigned int from, to;	/* relative to the layer's first byte */
 	enum rule_layer layer;
 	bool icase, invert;
+	bool skip_empty;	/* an empty layer never matches (ngrep) */
 	struct ts_config *conf;	/* read-only once prepared */
 };
 
