@@ -54,6 +54,7 @@ void *memmem(const void *haystack, size_t hlen, const void *needle,
 #define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
 
 static char tspkt_path[4096];
+static char tspkt_dir[4096];	/* where tspkt is */
 static char dir[4096];
 static bool sanitized;
 
@@ -602,6 +603,24 @@ static void test_rules(void **state)
 	expect_status(&r, 0);
 	check_out(&r, &e);
 	run_free(&r);
+
+	/* a plugin algorithm (built beside tspkt: found without any path) */
+	{
+		char so[4200];
+
+		snprintf(so, sizeof(so), "%s/../plugins/ts_shiftor.so",
+			 tspkt_dir);
+		if (access(so, R_OK)) {
+			printf("# SKIP algo shiftor: %s not built\n", so);
+		} else {
+			unsetenv("TEXTSEARCH_PLUGIN_PATH");
+			run_tspkt(&r, "-r", "mixed.pcap", "-e",
+				  "class n algo shiftor string needle", NULL);
+			expect_status(&r, 0);
+			check_out(&r, &e);
+			run_free(&r);
+		}
+	}
 
 	/* transport layer: from the TCP/UDP header */
 	free(e.text);
@@ -1746,6 +1765,8 @@ int main(void)
 		       strerror(errno));
 		return 0;
 	}
+	snprintf(tspkt_dir, sizeof(tspkt_dir), "%s", tspkt_path);
+	*strrchr(tspkt_dir, '/') = '\0';
 	sanitized = strstr(build, "san") != NULL || links_sanitizer(tspkt_path);
 	printf("# tspkt: %s%s\n", tspkt_path,
 	       sanitized ? " (sanitizer build: smaller load)" : "");

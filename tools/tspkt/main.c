@@ -299,6 +299,36 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		o->line_buffered = true;
 }
 
+/*
+ * Plugins built beside this binary (<bin>/../plugins) are found last, after
+ * TEXTSEARCH_PLUGIN_PATH, so "algo shiftor" works from the build folder
+ * too; installed, the library's own plugin folder applies.  Runs before
+ * any thread starts (setenv).
+ */
+static void add_build_plugin_dir(void)
+{
+	char exe[4096], *cut, *path;
+	const char *env = getenv("TEXTSEARCH_PLUGIN_PATH");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t len;
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	cut = strrchr(exe, '/');
+	if (!cut)
+		return;
+	*cut = '\0';
+	len = (env ? strlen(env) : 0) + strlen(exe) + sizeof(":/../plugins");
+	path = malloc(len);
+	if (!path)
+		return;
+	snprintf(path, len, "%s%s%s/../plugins", env ? env : "",
+		 env && *env ? ":" : "", exe);
+	setenv("TEXTSEARCH_PLUGIN_PATH", path, 1);
+	free(path);
+}
+
 static void print_counters(struct capture *cap, struct defrag *d,
 			   struct backlog *b, struct output *out,
 			   const struct tspkt_opts *o)
@@ -359,6 +389,7 @@ int main(int argc, char **argv)
 
 	memset(&cl, 0, sizeof(cl));
 	parse_args(argc, argv, &cl);
+	add_build_plugin_dir();
 	if (ruleset_prepare(&o->rules, cl.algo, err, sizeof(err))) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
 		goto done;
