@@ -234,27 +234,26 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 {
 	struct token t, v;
 	const char *s = text;
-	bool negate_next = false, have_to = false;
+	bool negate_next = false;
 	int got;
 
 	while ((got = next_token(&s, &t, err, errlen)) == 1) {
 		const char *k = keyword(&t);
-		bool flag = !strcmp(k, "icase") || !strcmp(k, "invert") ||
-			    !strcmp(k, "!");
 
 		if (negate_next && strcmp(k, "string") && strcmp(k, "hex-string")) {
 			say(err, errlen, "'!' must come right before string or "
 			    "hex-string, not '%s'", t.text);
 			goto bad_t;
 		}
-		if (!strcmp(k, "icase")) {
+		/* words without a value */
+		if (!strcmp(k, "icase"))
 			r->icase = true;
-		} else if (!strcmp(k, "invert")) {
+		else if (!strcmp(k, "invert"))
 			r->invert = !r->invert;
-		} else if (!strcmp(k, "!")) {
+		else if (!strcmp(k, "!"))
 			negate_next = true;
-		}
-		if (flag) {
+		if (!strcmp(k, "icase") || !strcmp(k, "invert") ||
+		    !strcmp(k, "!")) {
 			free(t.text);
 			continue;
 		}
@@ -312,7 +311,6 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 			if (parse_offset(t.text, v.text, !strcmp(k, "from") ?
 					 &r->from : &r->to, err, errlen))
 				goto bad_tv;
-			have_to |= !strcmp(k, "to");
 			free(v.text);
 		} else {
 			if (!strcmp(v.text, "network"))
@@ -345,7 +343,6 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 		say(err, errlen, "from %u is past to %u", r->from, r->to);
 		return -1;
 	}
-	(void)have_to;
 	return 0;
 bad_tv:
 	free(v.text);
