@@ -185,7 +185,29 @@ static void test_choice(void **unused)
 		choose(p, k & 1, &i1, &i2);
 		assert_true(i1 < m && i2 < m);
 		assert_true(m == 1 || i1 != i2);
+		if (m >= 3) {
+			unsigned int i3 = rb_choose_third((const u8 *)p, m,
+							  false, i1, i2);
+
+			assert_true(i3 < m && i3 != i1 && i3 != i2);
+		}
 	}
+	/* the third filter: for three bytes the one left; else the rarest
+	 * other position, of a value the first two do not have if any */
+	assert_int_equal(rb_choose_third((const u8 *)"abc", 3, false, 0, 2),
+			 1);
+	choose("pthread_mutex_lock", false, &i1, &i2);
+	i = rb_choose_third((const u8 *)"pthread_mutex_lock", 18, false, i1,
+			    i2);
+	for (j = 0; j < 18; j++)
+		if (j != i1 && j != i2 && j != i)
+			assert_true(rb_rank[(u8)"pthread_mutex_lock"[i]] <=
+				    rb_rank[(u8)"pthread_mutex_lock"[j]]);
+	/* no third value: the rarest remaining byte ('k' ranks below 'x') */
+	assert_true(rb_rank['k'] < rb_rank['x']);
+	assert_int_equal(rb_choose_third((const u8 *)"xkxkxkxx", 8, false, 1,
+					 0),
+			 3);
 }
 
 /* ---- names, levels and "auto" ------------------------------------------ */

@@ -1,5 +1,5 @@
 /*
- * rarebyte_choose.h - which two pattern bytes rarebyte.c filters on (see the
+ * rarebyte_choose.h - which pattern bytes rarebyte.c filters on (see the
  * maths at the top of rarebyte.c).  Header-only and free of library
  * internals, so tests/test_simd.c checks the choice directly.
  */
@@ -79,6 +79,32 @@ static inline void rb_choose_positions(const u8 *folded, unsigned int m,
 		best2 = best1 == 0 ? m - 1 : 0;
 	*i1 = best1;
 	*i2 = best2;
+}
+
+/*
+ * A third filter position for m >= 3: the rarest byte at a position other
+ * than @i1 and @i2, preferring a value different from theirs (equal bytes
+ * are correlated, as above).  For m == 3 it is the remaining position, so
+ * the three filters cover the whole pattern.
+ */
+static inline unsigned int rb_choose_third(const u8 *folded, unsigned int m,
+					   bool icase, unsigned int i1,
+					   unsigned int i2)
+{
+	unsigned int i, best = m, best_new = m;
+
+	for (i = 0; i < m; i++) {
+		if (i == i1 || i == i2)
+			continue;
+		if (best == m ||
+		    rb_cost(folded[i], icase) < rb_cost(folded[best], icase))
+			best = i;
+		if (folded[i] != folded[i1] && folded[i] != folded[i2] &&
+		    (best_new == m || rb_cost(folded[i], icase) <
+					      rb_cost(folded[best_new], icase)))
+			best_new = i;
+	}
+	return best_new != m ? best_new : best;
 }
 
 #endif
