@@ -1660,8 +1660,32 @@ static void test_live(void **state)
 		      (char *)NULL);
 		_exit(127);
 	}
-	/* time to open the interface (a sanitized tspkt starts slowly) */
-	sleep(sanitized ? 3 : 1);
+	/* wait until tspkt says it is capturing (or has given up: a root
+	 * without the capability to capture, in some containers) */
+	for (i = 0; i < 600; i++) {
+		size_t n;
+		char *err = slurp(errp, &n);
+		bool listening = strstr(err, "listening on lo") != NULL;
+
+		free(err);
+		if (listening)
+			break;
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid) {
+			err = slurp(errp, &n);
+			printf("# SKIP live capture: tspkt -i lo could not "
+			       "capture here: %.200s", err);
+			free(err);
+			return;
+		}
+		usleep(50000);
+	}
+	if (i == 600) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("tspkt -i lo did not start capturing in 30 s");
+	}
+	w = 0;
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	assert_true(fd >= 0);
 	memset(&to, 0, sizeof(to));

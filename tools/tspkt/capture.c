@@ -176,6 +176,15 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	if (set_filter(c, err, errlen))
 		goto fail;
 	catch_signals(c->live ? c->p : NULL);
+	/* as tcpdump says it: from here on packets are being captured (a
+	 * script, or a test, may wait for this line before sending) */
+	if (c->live && !o->quiet) {
+		const char *name = pcap_datalink_val_to_name(c->linktype);
+
+		fprintf(stderr, TSPKT_PROG ": listening on %s, link-type %s, "
+			"snapshot length %d bytes\n", o->iface,
+			name ? name : "?", pcap_snapshot(c->p));
+	}
 	return c;
 fail:
 	capture_close(c);
