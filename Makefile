@@ -68,9 +68,12 @@ PLUGIN_DIRS := $(sort $(dir $(wildcard plugins/*/Makefile)))
 TEST_PLUGIN_DIRS := $(sort $(dir $(wildcard tests/plugins/*/Makefile)))
 
 # Programs: each folder tools/<name>/ builds $(BUILD)/bin/<name> from its .c
-# files, linked against the shared library found relative to the binary
-# ($ORIGIN/../lib), so it runs both from the build folder and installed.
-TOOL_NAMES := $(notdir $(patsubst %/,%,$(sort $(dir $(wildcard tools/*/*.c)))))
+# files and those of tools/common/ (code the programs share), linked against
+# the shared library found relative to the binary ($ORIGIN/../lib), so it
+# runs both from the build folder and installed.
+TOOL_NAMES := $(filter-out common,$(notdir $(patsubst %/,%,$(sort $(dir \
+              $(wildcard tools/*/*.c))))))
+TOOL_COMMON := $(wildcard tools/common/*.c tools/common/*.h)
 TOOLS      := $(TOOL_NAMES:%=$(BUILD)/bin/%)
 # what a tool links besides the library
 PCAP_CFLAGS := $(shell pkg-config --cflags libpcap 2>/dev/null)
@@ -164,9 +167,10 @@ tools: $(TOOLS)
 
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) \
-                $(HEADERS) $(SHARED_LIB)
+                $(TOOL_COMMON) $(HEADERS) $(SHARED_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(TOOL_CFLAGS_$*) -Itools/$* $(filter %.c,$^) -o $@ \
+	$(CC) $(ALL_CFLAGS) $(TOOL_CFLAGS_$*) -Itools/$* -Itools/common \
+	  $(filter %.c,$^) -o $@ \
 	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch \
 	  $(TOOL_LIBS_$*) -lpthread
 
@@ -187,9 +191,9 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_SRC) $(wildcard tests/support/*.h) \
 # The corpus replay compiles the fuzz target in (#include, found by -Ifuzz).
 $(BUILD)/tests/test_fuzz_corpus: fuzz/fuzz_algorithms.c fuzz/replay.c
 
-# The same way, the tsgrep pattern test compiles the parsers in.
-$(BUILD)/tests/test_tsgrep_patterns: tools/tsgrep/patterns.c \
-                                     tools/tsgrep/patterns.h
+# The same way, the pattern syntax test compiles the parsers in.
+$(BUILD)/tests/test_tsgrep_patterns: tools/common/patterns.c \
+                                     tools/common/patterns.h
 
 # Tests of tspkt's modules compile them in, with the capture writer of
 # tests/pcap (libpcap's own dump functions).

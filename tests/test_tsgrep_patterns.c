@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/tsgrep/patterns.c"
+#include "../tools/common/patterns.c"
 
 #define TOK(type, recur, value) \
 	{ (u16)(type), (u8)(recur), (u8)(value) }
@@ -31,7 +31,7 @@ static void hex_ok(const char *text, const void *want, unsigned int wlen)
 	unsigned int len = 0;
 	u8 *out = NULL;
 
-	if (tsgrep_parse_hex(text, &out, &len, err, sizeof(err)) != 0)
+	if (pattern_parse_hex(text, &out, &len, err, sizeof(err)) != 0)
 		fail_msg("hex \"%s\" rejected: %s", text, err);
 	assert_int_equal(len, wlen);
 	assert_memory_equal(out, want, wlen);
@@ -45,7 +45,7 @@ static void hex_bad(const char *text, const char *needle)
 	unsigned int len = 12345;
 	u8 *out = (u8 *)"untouched";
 
-	assert_int_equal(tsgrep_parse_hex(text, &out, &len, err, sizeof(err)),
+	assert_int_equal(pattern_parse_hex(text, &out, &len, err, sizeof(err)),
 			 -EINVAL);
 	if (!strstr(err, needle))
 		fail_msg("hex \"%s\": message \"%s\" lacks \"%s\"", text, err,
@@ -104,12 +104,12 @@ static void test_hex_err_buffer(void **st)
 	(void)st;
 	/* a short buffer is truncated, never overrun; none at all is fine */
 	memset(small, 'X', sizeof(small));
-	assert_int_equal(tsgrep_parse_hex("|0|", &out, &len, small, 8),
+	assert_int_equal(pattern_parse_hex("|0|", &out, &len, small, 8),
 			 -EINVAL);
 	assert_int_equal(strlen(small), 7);
-	assert_int_equal(tsgrep_parse_hex("|0|", &out, &len, NULL, 0),
+	assert_int_equal(pattern_parse_hex("|0|", &out, &len, NULL, 0),
 			 -EINVAL);
-	assert_int_equal(tsgrep_parse_fsm("a**", NULL, &len, NULL, 0),
+	assert_int_equal(pattern_parse_fsm("a**", NULL, &len, NULL, 0),
 			 -EINVAL);
 }
 
@@ -122,7 +122,7 @@ static void fsm_ok(const char *text, const struct ts_fsm_token *want,
 	char err[256] = "";
 	unsigned int got = 0, i;
 
-	if (tsgrep_parse_fsm(text, &out, &got, err, sizeof(err)) != 0)
+	if (pattern_parse_fsm(text, &out, &got, err, sizeof(err)) != 0)
 		fail_msg("fsm \"%s\" rejected: %s", text, err);
 	if (got != n)
 		fail_msg("fsm \"%s\": %u tokens, want %u", text, got, n);
@@ -143,7 +143,7 @@ static void fsm_bad(const char *text, const char *needle)
 	unsigned int n = 777;
 	char err[256] = "";
 
-	assert_int_equal(tsgrep_parse_fsm(text, &out, &n, err, sizeof(err)),
+	assert_int_equal(pattern_parse_fsm(text, &out, &n, err, sizeof(err)),
 			 -EINVAL);
 	if (!strstr(err, needle))
 		fail_msg("fsm \"%s\": message \"%s\" lacks \"%s\"", text, err,
@@ -296,7 +296,7 @@ static void test_fsm_too_many(void **st)
 	/* exactly the limit, with quantifiers and escapes: accepted */
 	memset(text, 'a', FSM_MAX_TOKENS);
 	text[FSM_MAX_TOKENS] = '\0';
-	assert_int_equal(tsgrep_parse_fsm(text, &out, &n, err, sizeof(err)),
+	assert_int_equal(pattern_parse_fsm(text, &out, &n, err, sizeof(err)),
 			 0);
 	assert_int_equal(n, FSM_MAX_TOKENS + 1);
 	free(out);
@@ -304,14 +304,14 @@ static void test_fsm_too_many(void **st)
 	memcpy(text + 1, "\\x00*", 5);
 	memset(text + 6, 'b', FSM_MAX_TOKENS - 1);
 	text[FSM_MAX_TOKENS + 5] = '\0';
-	assert_int_equal(tsgrep_parse_fsm(text, &out, &n, err, sizeof(err)),
+	assert_int_equal(pattern_parse_fsm(text, &out, &n, err, sizeof(err)),
 			 0);
 	assert_int_equal(n, FSM_MAX_TOKENS);
 	free(out);
 	/* one more: refused, naming where */
 	memset(text, 'a', FSM_MAX_TOKENS + 1);
 	text[FSM_MAX_TOKENS + 1] = '\0';
-	assert_int_equal(tsgrep_parse_fsm(text, &out, &n, err, sizeof(err)),
+	assert_int_equal(pattern_parse_fsm(text, &out, &n, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "too many tokens: more than 1024 at "
 				    "position 1025"));
@@ -328,7 +328,7 @@ static unsigned int fsm_find(const char *pattern, const char *data,
 	unsigned int n, pos;
 	char err[256];
 
-	if (tsgrep_parse_fsm(pattern, &tok, &n, err, sizeof(err)))
+	if (pattern_parse_fsm(pattern, &tok, &n, err, sizeof(err)))
 		fail_msg("%s: %s", pattern, err);
 	conf = textsearch_prepare("fsm", tok, n * (unsigned int)sizeof(*tok),
 				  GFP_KERNEL, 0);

@@ -733,8 +733,9 @@ static void test_filter_and_errors(void **state)
 		{ "string a to 70000", "bad offset '70000'" },
 		{ "string a layer link", "unknown layer 'link'" },
 		{ "strng a", "unknown word 'strng'" },
-		{ "hex-string '|4g|'", "bad hex byte" },
-		{ "hex-string '|41'", "closing |" },
+		{ "hex-string '|4g|'", "bad hex-string: 'g' at position 3 is "
+				       "not a hex digit" },
+		{ "hex-string '|41'", "bad hex-string: unterminated |...|" },
 		{ "string 'abc", "unterminated" },
 		{ "string a ! from 1", "'!' must come right before" },
 		{ "string a string b", "a second 'string'" },

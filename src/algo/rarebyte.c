@@ -95,6 +95,8 @@ enum rb_level { RB_SCALAR, RB_SSE2, RB_AVX2, RB_AVX512, RB_NLEVELS };
 
 /* A scan that gave up on its budget (the window start is in work->stop). */
 #define RB_GIVEUP (SIZE_MAX - 1)
+/* A step's answer when nothing is decided yet: scan on. */
+#define RB_CONTINUE (SIZE_MAX - 2)
 
 /* Verify compares allowed per byte scanned, and the slack on top of them
  * (the slack also pays for a first verify of a long pattern). */
@@ -178,6 +180,23 @@ static enum rb_verdict rb_match_at(const struct rb *r, const u8 *w,
 	return rb_verify_scalar(r, w) ? RB_YES : RB_NO;
 }
 
+/* The start @p of @s, settled: p itself when it matches, RB_GIVEUP (with
+ * work->stop) when its verify is not affordable, else RB_CONTINUE. */
+static inline size_t rb_try_start(const struct rb *r, const u8 *s, size_t p,
+				  struct rb_work *work)
+{
+	switch (rb_match_at(r, s + p, work, work->sbase + p)) {
+	case RB_YES:
+		return p;
+	case RB_BROKE:
+		work->stop = p;
+		return RB_GIVEUP;
+	case RB_NO:
+		break;
+	}
+	return RB_CONTINUE;
+}
+
 /* ---- portable scan ------------------------------------------------------ */
 
 static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
@@ -196,15 +215,10 @@ static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
 				return RB_NONE;
 			p = (size_t)(hit - s) - r->i1;
 		}
-		switch (rb_match_at(r, s + p, work, work->sbase + p)) {
-		case RB_YES:
-			return p;
-		case RB_BROKE:
-			work->stop = p;
-			return RB_GIVEUP;
-		case RB_NO:
-			break;
-		}
+		size_t q = rb_try_start(r, s, p, work);
+
+		if (q != RB_CONTINUE)
+			return q;
 	}
 	return RB_NONE;
 }
@@ -215,15 +229,10 @@ static inline size_t rb_scan_few(const struct rb *r, const u8 *s,
 				 size_t from, size_t n, struct rb_work *work)
 {
 	for (size_t p = from; p + r->len <= n; p++) {
-		switch (rb_match_at(r, s + p, work, work->sbase + p)) {
-		case RB_YES:
-			return p;
-		case RB_BROKE:
-			work->stop = p;
-			return RB_GIVEUP;
-		case RB_NO:
-			break;
-		}
+		size_t q = rb_try_start(r, s, p, work);
+
+		if (q != RB_CONTINUE)
+			return q;
 	}
 	return RB_NONE;
 }
@@ -276,9 +285,6 @@ RB_TARGET_SSE2 static bool rb_verify_sse2(const struct rb *r, const u8 *w)
 			return false;
 	return true;
 }
-
-/* A walker's answer when no candidate of its mask matched: scan on. */
-#define RB_CONTINUE (SIZE_MAX - 2)
 
 /*
  * Go through the candidate starts base + k for the bits k of @mask; the

@@ -484,7 +484,7 @@ static void compile(struct state *s)
 		if (s->fsm) {
 			struct ts_fsm_token *tok = NULL;
 			unsigned int nt = 0;
-			if (tsgrep_parse_fsm(r->p, &tok, &nt, err, sizeof(err)))
+			if (pattern_parse_fsm(r->p, &tok, &nt, err, sizeof(err)))
 				die("bad fsm pattern '%s': %s", r->p, err);
 			conf = textsearch_prepare(s->algo ? s->algo : "fsm",
 						  tok,
@@ -501,7 +501,7 @@ static void compile(struct state *s)
 			unsigned int len = (unsigned int)r->len;
 			u8 *hex = NULL;
 			if (s->hex) {
-				if (tsgrep_parse_hex(r->p, &hex, &len, err,
+				if (pattern_parse_hex(r->p, &hex, &len, err,
 						     sizeof(err)))
 					die("bad hex pattern '%s': %s", r->p,
 					    err);

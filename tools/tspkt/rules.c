@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "patterns.h"
 #include "rules.h"
 
 static void say(char *err, size_t errlen, const char *fmt, ...)
@@ -90,51 +91,22 @@ static int next_token(const char **s, struct token *t, char *err,
 	return 1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* iptables' --hex-string: text with |..| sections of hex byte pairs,
- * spaces allowed between the pairs.  Decodes in place. */
+/* iptables' --hex-string, parsed by the syntax tsgrep --hex shares
+ * (tools/common/patterns.c); the bytes replace the token's text, which is
+ * never shorter. */
 static int parse_hex(struct token *t, char *err, size_t errlen)
 {
-	size_t i, n = 0;
-	bool in_hex = false;
+	u8 *bytes;
+	unsigned int n;
+	char why[160];
 
-	for (i = 0; i < t->len; i++) {
-		char c = t->text[i];
-
-		if (c == '|') {
-			in_hex = !in_hex;
-			continue;
-		}
-		if (!in_hex) {
-			t->text[n++] = c;
-			continue;
-		}
-		if (c == ' ' || c == '\t')
-			continue;
-		if (hexval(c) < 0 || i + 1 >= t->len || hexval(t->text[i + 1]) < 0) {
-			say(err, errlen,
-			    "bad hex byte at position %zu of hex-string (two hex "
-			    "digits expected between | |)", i + 1);
-			return -1;
-		}
-		t->text[n++] = (char)(hexval(c) << 4 | hexval(t->text[i + 1]));
-		i++;
-	}
-	if (in_hex) {
-		say(err, errlen, "hex-string: | without its closing |");
+	if (pattern_parse_hex(t->text, &bytes, &n, why, sizeof(why))) {
+		say(err, errlen, "bad hex-string: %s", why);
 		return -1;
 	}
+	memcpy(t->text, bytes, n);
 	t->len = n;
+	free(bytes);
 	return 0;
 }
 

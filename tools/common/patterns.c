@@ -1,6 +1,6 @@
 /*
- * patterns.c - the --hex and --fsm pattern syntaxes (see patterns.h and
- * tsgrep(1)).
+ * patterns.c - the hex and fsm pattern syntaxes (see patterns.h, tsgrep(1)
+ * and tspkt(1)).
  *
  * Positions in error messages are 1-based byte positions in the pattern
  * text, so a user can count along the string they typed.
@@ -65,7 +65,7 @@ static const char *show(unsigned char c, char buf[8])
 
 /* ---- --hex ---------------------------------------------------------------- */
 
-int tsgrep_parse_hex(const char *text, u8 **out, unsigned int *len,
+int pattern_parse_hex(const char *text, u8 **out, unsigned int *len,
 		     char *err, size_t errlen)
 {
 	size_t n, i, o = 0, bar = 0;
@@ -336,7 +336,7 @@ static int parse_atom(struct fsm_parser *p, u16 *type, u8 *value)
 	return 0;
 }
 
-int tsgrep_parse_fsm(const char *text, struct ts_fsm_token **out,
+int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
 		     unsigned int *ntokens, char *err, size_t errlen)
 {
 	struct fsm_parser p = { text, 0, err, errlen };
