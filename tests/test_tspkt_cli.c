@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "pcapgen.h"
+#include "testsupport.h"
 
 /* GNU, not POSIX; declared rather than widening the feature macros */
 void *memmem(const void *haystack, size_t hlen, const void *needle,
@@ -68,25 +69,10 @@ struct run {
 
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
+	char *buf = test_read_file(path, len);
 
-	if (!f)
-		fail_msg("open %s: %s", path, strerror(errno));
-	do {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
+	if (!buf)
+		fail_msg("read %s: %s", path, strerror(errno));
 	return buf;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "testsupport.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,42 @@ uint64_t rng_next(struct rng *r)
 uint32_t rng_below(struct rng *r, uint32_t n)
 {
 	return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL, *grown;
+	size_t cap = 0, n = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			grown = realloc(buf, cap + 1);
+			if (!grown) {
+				free(buf);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = grown;
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		errno = EIO;
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
 }
 
 uint64_t test_seed(const char *what, uint64_t fallback)

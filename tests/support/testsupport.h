@@ -22,6 +22,11 @@ uint32_t rng_below(struct rng *r, uint32_t n);
 /* Seed from TS_TEST_SEED if set, else @fallback; prints the seed used. */
 uint64_t test_seed(const char *what, uint64_t fallback);
 
+/* ---- files ---- */
+/* The whole file, NUL-terminated (its length in *@len if not NULL); free()
+ * it.  NULL with errno set if it cannot be read. */
+char *test_read_file(const char *path, size_t *len);
+
 /* ---- naive reference ---- */
 /* TS_IGNORECASE folding written independently of the library. */
 u8 ref_fold(u8 c);
