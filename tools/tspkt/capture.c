@@ -155,7 +155,11 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	} else {
 		c->p = pcap_open_offline_with_tstamp_precision(
 			o->read_file, PCAP_TSTAMP_PRECISION_NANO, ebuf);
-		if (!c->p)
+		/* libpcap names the file itself when it cannot open it */
+		if (!c->p && !strncmp(ebuf, o->read_file,
+				      strlen(o->read_file)))
+			snprintf(err, errlen, "%s", ebuf);
+		else if (!c->p)
 			snprintf(err, errlen, "%s: %s", o->read_file, ebuf);
 	}
 	if (!c->p)
