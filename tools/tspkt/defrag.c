@@ -241,7 +241,9 @@ static bool make_room(struct defrag *d, size_t need, struct frag_queue *keep)
 
 	while (d->bytes_held + need > d->limits.max_bytes) {
 		victim = d->oldest;
-		if (victim == keep)
+		/* nothing held (a buffer dearer than max_bytes alone): both
+		 * are NULL */
+		if (victim && victim == keep)
 			victim = victim->newer;
 		if (!victim)
 			return false;
