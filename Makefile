@@ -188,8 +188,9 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT_SRC) $(wildcard tests/support/*.h) \
 	$(CC) $(TEST_CFLAGS) $(TEST_EXTRA_CFLAGS) $< $(TEST_EXTRA_SRC) \
 	  $(TEST_SUPPORT_SRC) -o $@ $(TEST_LDLIBS) $(TEST_EXTRA_LIBS)
 
-# The corpus replay compiles the fuzz target in (#include, found by -Ifuzz).
+# The corpus replays compile the fuzz targets in (#include, found by -Ifuzz).
 $(BUILD)/tests/test_fuzz_corpus: fuzz/fuzz_algorithms.c fuzz/replay.c
+$(BUILD)/tests/test_tspkt_fuzz_corpus: fuzz/fuzz_packets.c fuzz/replay.c
 
 # The same way, the pattern syntax test compiles the parsers in.
 $(BUILD)/tests/test_tsgrep_patterns: tools/common/patterns.c \

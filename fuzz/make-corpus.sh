@@ -2,6 +2,8 @@
 # Write the seed corpus of fuzz_algorithms.c (its header describes the
 # input layout) into ${1:-fuzz/corpus}.  Each seed is one case the tests
 # care about, so the fuzzer starts from the interesting corners.
+# (fuzz_packets.c's seeds, fuzz/corpus-packets, are frames built in C:
+# fuzz/make-corpus-packets.c, `make -f fuzz/fuzz.mk corpus-packets`.)
 set -eu
 out=${1:-fuzz/corpus}
 mkdir -p "$out"
