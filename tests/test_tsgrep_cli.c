@@ -57,8 +57,6 @@
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru);
 char *mkdtemp(char *template);
 char *realpath(const char *restrict path, char *restrict resolved);
-void *memmem(const void *haystack, size_t hlen, const void *needle,
-	     size_t nlen);
 
 #define MAX_ARGS 64
 
@@ -1950,22 +1948,6 @@ static void absolute_plugin_path(const char *build)
 	setenv("TEXTSEARCH_PLUGIN_PATH", out, 1);
 }
 
-/* Whether the binary was built with a sanitizer (its runtime's symbols
- * are in it), whatever the build folder is called. */
-static bool links_sanitizer(const char *path)
-{
-	static const char *const marks[] = { "__asan_init", "__tsan_init",
-					     "__ubsan_handle" };
-	size_t len, k;
-	bool found = false;
-	char *bin = slurp(path, &len);
-
-	for (k = 0; k < sizeof(marks) / sizeof(*marks) && !found; k++)
-		found = memmem(bin, len, marks[k], strlen(marks[k])) != NULL;
-	free(bin);
-	return found;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2011,7 +1993,7 @@ int main(void)
 	 * folders named like build/x-asan: sanitized, so smaller sizes */
 	sanitized = strstr(build, "san") != NULL ||
 		    getenv("TSGREP_TEST_SANITIZED") != NULL ||
-		    links_sanitizer(tsgrep_path);
+		    test_binary_is_sanitized(tsgrep_path);
 	absolute_plugin_path(build);
 	printf("# tsgrep: %s%s\n", tsgrep_path,
 	       sanitized ? " (sanitizer build: smaller sizes)" : "");

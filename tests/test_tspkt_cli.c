@@ -47,9 +47,6 @@
 #include "pcapgen.h"
 #include "testsupport.h"
 
-/* GNU, not POSIX; declared rather than widening the feature macros */
-void *memmem(const void *haystack, size_t hlen, const void *needle,
-	     size_t nlen);
 
 #define MAX_ARGS 64
 #define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
@@ -1734,20 +1731,6 @@ static void test_live(void **state)
 
 /* ---- main ------------------------------------------------------------------------------- */
 
-static bool links_sanitizer(const char *path)
-{
-	static const char *const marks[] = { "__asan_init", "__tsan_init",
-					     "__ubsan_handle" };
-	size_t len, k;
-	bool found = false;
-	char *bin = slurp(path, &len);
-
-	for (k = 0; k < sizeof(marks) / sizeof(*marks) && !found; k++)
-		found = memmem(bin, len, marks[k], strlen(marks[k])) != NULL;
-	free(bin);
-	return found;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1778,7 +1761,8 @@ int main(void)
 	}
 	snprintf(tspkt_dir, sizeof(tspkt_dir), "%s", tspkt_path);
 	*strrchr(tspkt_dir, '/') = '\0';
-	sanitized = strstr(build, "san") != NULL || links_sanitizer(tspkt_path);
+	sanitized = strstr(build, "san") != NULL ||
+		    test_binary_is_sanitized(tspkt_path);
 	printf("# tspkt: %s%s\n", tspkt_path,
 	       sanitized ? " (sanitizer build: smaller load)" : "");
 	snprintf(dir, sizeof(dir), "%s/tspkt-cli-XXXXXX", tmp ? tmp : "/tmp");

@@ -4,6 +4,7 @@
 #include "testsupport.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,26 @@ char *test_read_file(const char *path, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+bool test_binary_is_sanitized(const char *path)
+{
+	static const char *const marks[] = { "__asan_init", "__tsan_init",
+					     "__ubsan_handle" };
+	size_t len, k;
+	bool found = false;
+	char *bin = test_read_file(path, &len);
+
+	if (!bin)
+		return false;
+	for (k = 0; k < sizeof(marks) / sizeof(*marks) && !found; k++)
+		found = len < UINT_MAX &&
+			ref_find((const u8 *)marks[k],
+				 (unsigned int)strlen(marks[k]),
+				 (const u8 *)bin, (unsigned int)len, 0,
+				 false) != UINT_MAX;
+	free(bin);
+	return found;
 }
 
 uint64_t test_seed(const char *what, uint64_t fallback)
