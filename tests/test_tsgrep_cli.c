@@ -50,12 +50,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "testsupport.h"
 
-/* wait4() is BSD/GNU, not POSIX; declared here rather than widening the
- * feature macros of the whole test build. */
-pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru);
-char *mkdtemp(char *template);
+/* realpath() is XSI, not in the POSIX level the test build asks for */
 char *realpath(const char *restrict path, char *restrict resolved);
 
 #define MAX_ARGS 64
@@ -125,13 +123,6 @@ static void count_diff(const char *tsgrep_err)
 
 /* ---- running a program --------------------------------------------------- */
 
-struct run {
-	char *out, *err;
-	size_t outlen, errlen;
-	int status;
-	long maxrss_kb;
-};
-
 static char *slurp(const char *path, size_t *len)
 {
 	char *buf = test_read_file(path, len);
@@ -141,95 +132,22 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Feeds a child's stdin; returns bytes in *p, 0 at the end. */
-typedef size_t (*feed_fn)(void *ctx, const char **p);
-
-struct mem_feed {
-	const char *data;
-	size_t len;
-	bool done;
-};
-
-static size_t mem_feed(void *ctx, const char **p)
-{
-	struct mem_feed *m = ctx;
-
-	if (m->done)
-		return 0;
-	m->done = true;
-	*p = m->data;
-	return m->len;
-}
-
 /*
  * Run @argv in @cwd (relative to work; NULL: work) with stdin from @feed
- * (through a pipe) or /dev/null, stdout and stderr into files.
+ * (through a pipe) or /dev/null.
  */
-static void run_prog(char *const argv[], const char *cwd, feed_fn feed,
-		     void *ctx, struct run *r)
+static void run_prog(char *const argv[], const char *cwd, child_feed_fn feed,
+		     void *ctx, struct child_result *r)
 {
-	char outp[4300], errp[4300], dir[4400];
-	int pfd[2] = { -1, -1 }, st;
-	struct rusage ru;
-	pid_t pid;
+	char where[4400];
+	const struct child_spec spec = { .argv = argv, .cwd = where,
+					 .capdir = capdir, .feed = feed,
+					 .feed_ctx = ctx };
 
-	snprintf(outp, sizeof(outp), "%s/out", capdir);
-	snprintf(errp, sizeof(errp), "%s/err", capdir);
-	snprintf(dir, sizeof(dir), "%s%s%s", work, cwd ? "/" : "",
+	snprintf(where, sizeof(where), "%s%s%s", work, cwd ? "/" : "",
 		 cwd ? cwd : "");
-	if (feed && pipe(pfd))
-		fail_msg("pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int in = feed ? pfd[0] : open("/dev/null", O_RDONLY);
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 ||
-		    dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(dir))
-			_exit(126);
-		if (feed)
-			close(pfd[1]);
-		signal(SIGPIPE, SIG_DFL);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (feed) {
-		const char *p;
-		size_t n;
-
-		close(pfd[0]);
-		/* the child may stop reading early (-q, -l, -m): EPIPE
-		 * then just ends the feeding */
-		while ((n = feed(ctx, &p)) > 0) {
-			while (n > 0) {
-				ssize_t w = write(pfd[1], p, n);
-
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w < 0)
-					goto fed;
-				p += w;
-				n -= (size_t)w;
-			}
-		}
-fed:
-		close(pfd[1]);
-	}
-	while (wait4(pid, &st, 0, &ru) < 0)
-		assert_int_equal(errno, EINTR);
-	r->status = st;
-	r->maxrss_kb = ru.ru_maxrss;
-	r->out = slurp(outp, &r->outlen);
-	r->err = slurp(errp, &r->errlen);
-}
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
+	if (child_run(&spec, r))
+		fail_msg("run %s: %s", argv[0], strerror(errno));
 }
 
 /* ---- files ----------------------------------------------------------------- */
@@ -625,16 +543,6 @@ static void show_bytes(const char *what, const char *s, size_t len,
 	printf("\"\n");
 }
 
-static bool status_desc(int st, char *out, size_t cap)
-{
-	if (WIFSIGNALED(st)) {
-		snprintf(out, cap, "killed by signal %d", WTERMSIG(st));
-		return false;
-	}
-	snprintf(out, cap, "exit %d", WEXITSTATUS(st));
-	return true;
-}
-
 static unsigned long n_reported;
 
 /*
@@ -646,9 +554,9 @@ static bool compare(const char *combo, struct inv *v, const char *const *extra)
 {
 	char *gargv[MAX_ARGS + 4], *targv[MAX_ARGS + 8], cmd[2048];
 	char gs[64], ts[64];
-	struct mem_feed gf = { v->stdin_data, v->stdin_len, false };
-	struct mem_feed tf = gf;
-	struct run g, t;
+	struct child_mem_feed gf = { v->stdin_data, v->stdin_len, false };
+	struct child_mem_feed tf = gf;
+	struct child_result g, t;
 	const char *why = NULL;
 	size_t at = 0;
 	int i, n = 0, m = 0;
@@ -674,15 +582,15 @@ static bool compare(const char *combo, struct inv *v, const char *const *extra)
 	gargv[n] = NULL;
 	targv[m] = NULL;
 
-	run_prog(gargv, v->cwd, v->use_stdin ? mem_feed : NULL, &gf, &g);
-	run_prog(targv, v->cwd, v->use_stdin ? mem_feed : NULL, &tf, &t);
+	run_prog(gargv, v->cwd, v->use_stdin ? child_feed_mem : NULL, &gf, &g);
+	run_prog(targv, v->cwd, v->use_stdin ? child_feed_mem : NULL, &tf, &t);
 	n_invocations++;
 	if (v->sort) {
 		sort_lines(g.out, g.outlen);
 		sort_lines(t.out, t.outlen);
 	}
-	status_desc(g.status, gs, sizeof(gs));
-	if (!status_desc(t.status, ts, sizeof(ts)))
+	child_status_text(g.status, gs, sizeof(gs));
+	if (!child_status_text(t.status, ts, sizeof(ts)))
 		why = "tsgrep died of a signal";
 	else if (strcmp(gs, ts))
 		why = "exit status";
@@ -719,8 +627,8 @@ static bool compare(const char *combo, struct inv *v, const char *const *extra)
 					   0);
 		}
 	}
-	run_free(&g);
-	run_free(&t);
+	child_result_free(&g);
+	child_result_free(&t);
 	for (i = 0; i < v->argc; i++)
 		free(fsm_pat[i]);
 	return why == NULL;
@@ -1183,7 +1091,7 @@ static void test_bad_tsgrep_options(void **st)
 	(void)st;
 	for (c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
 		char *argv[12];
-		struct run r;
+		struct child_result r;
 
 		argv[0] = tsgrep_path;
 		for (i = 0; cases[c][i]; i++)
@@ -1195,7 +1103,7 @@ static void test_bad_tsgrep_options(void **st)
 		    r.errlen == 0 || r.outlen != 0) {
 			char s[64];
 
-			status_desc(r.status, s, sizeof(s));
+			child_status_text(r.status, s, sizeof(s));
 			printf("# DIFFERENCE [bad option]: tsgrep %s %s: %s, "
 			       "%zu bytes out, %zu err (want exit 2, a "
 			       "message, no output)\n", cases[c][0],
@@ -1203,7 +1111,7 @@ static void test_bad_tsgrep_options(void **st)
 			if (!is_known_report(r.err))
 				bad++;
 		}
-		run_free(&r);
+		child_result_free(&r);
 	}
 	n_diffs += (unsigned long)bad;
 	printf("# bad tsgrep options: %zu cases\n",
@@ -1232,7 +1140,7 @@ static void test_hex_fsm_equivalence(void **st)
 		for (o = 0; o < sizeof(opts) / sizeof(*opts); o++) {
 			const char *extra[] = { cases[c][0], cases[c][1],
 						NULL };
-			struct run g, t;
+			struct child_result g, t;
 			char *gargv[16], *targv[16];
 			int n = 0, m = 0;
 			char *copy = strdup(opts[o]), *save = NULL, *tok;
@@ -1264,8 +1172,8 @@ static void test_hex_fsm_equivalence(void **st)
 				       t.status, g.status);
 				count_diff(t.err);
 			}
-			run_free(&g);
-			run_free(&t);
+			child_result_free(&g);
+			child_result_free(&t);
 			free(copy);
 		}
 	printf("# --hex/--fsm against the equivalent literal: %lu "
@@ -1294,7 +1202,7 @@ static void test_count_matches(void **st)
 			unsigned long lines = 0;
 			int n = 3, m = 2, i;
 			char want[32];
-			struct run g, t;
+			struct child_result g, t;
 			size_t k;
 
 			for (i = 0; i < 4 && pats[p][i]; i++)
@@ -1315,8 +1223,8 @@ static void test_count_matches(void **st)
 				       t.status, lines, g.status);
 				count_diff(t.err);
 			}
-			run_free(&g);
-			run_free(&t);
+			child_result_free(&g);
+			child_result_free(&t);
 		}
 	printf("# --count-matches against grep -F -o: %lu invocations\n",
 	       n_invocations - before);
@@ -1354,7 +1262,7 @@ static void test_json(void **st)
 		char *js[12] = { tsgrep_path, "--json" };
 		struct buf lines = { 0 }, subs = { 0 }, glines = { 0 };
 		struct buf gsubs = { 0 };
-		struct run g1, g2, t;
+		struct child_result g1, g2, t;
 		int n = 5, m = 2, i;
 		char *line, *save = NULL, *p;
 
@@ -1432,9 +1340,9 @@ static void test_json(void **st)
 		free(subs.p);
 		free(glines.p);
 		free(gsubs.p);
-		run_free(&g1);
-		run_free(&g2);
-		run_free(&t);
+		child_result_free(&g1);
+		child_result_free(&g2);
+		child_result_free(&t);
 	}
 	printf("# --json against grep -n -b and -o -b: %lu invocations\n",
 	       n_invocations - before);
@@ -1458,7 +1366,7 @@ static void test_messages(void **st)
 	(void)st;
 	for (c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
 		char *argv[8] = { tsgrep_path };
-		struct run r;
+		struct child_result r;
 
 		for (i = 0; cases[c][i]; i++)
 			argv[i + 1] = (char *)cases[c][i];
@@ -1480,12 +1388,12 @@ static void test_messages(void **st)
 			       r.status);
 			count_diff(r.err);
 		}
-		run_free(&r);
+		child_result_free(&r);
 	}
 	{
 		char *argv[] = { tsgrep_path, "--stats", "-c", "foo", "t0",
 				 "t1", NULL };
-		struct run r;
+		struct child_result r;
 
 		run_prog(argv, NULL, NULL, NULL, &r);
 		n_invocations++;
@@ -1496,7 +1404,7 @@ static void test_messages(void **st)
 			       "status %d\n", r.err, r.status);
 			count_diff(r.err);
 		}
-		run_free(&r);
+		child_result_free(&r);
 	}
 	printf("# messages and --stats: %zu cases\n",
 	       sizeof(cases) / sizeof(*cases) + 1);
@@ -1559,7 +1467,7 @@ static void test_latin1_folding(void **st)
 				  "-e", "CAF\xc9", (char *)files[f], NULL };
 		char *targv[] = { tsgrep_path, "-n", "-i", "CAF\xc9",
 				  (char *)files[f], NULL };
-		struct run g, t;
+		struct child_result g, t;
 
 		run_prog(gargv, NULL, NULL, NULL, &g);
 		run_prog(targv, NULL, NULL, NULL, &t);
@@ -1573,8 +1481,8 @@ static void test_latin1_folding(void **st)
 			       g.status);
 			count_diff(t.err);
 		}
-		run_free(&g);
-		run_free(&t);
+		child_result_free(&g);
+		child_result_free(&t);
 	}
 	printf("# -i on ISO-8859-1 letters (a documented difference): %lu "
 	       "invocations\n", n_invocations - before);
@@ -1632,7 +1540,7 @@ static void test_fsm_anchors(void **st)
 		     f += sanitized ? 2 : 1) {
 			char *gargv[16], *targv[16], cmd[512];
 			char *copy = strdup(cases[c][3]), *save = NULL, *tok;
-			struct run g, t;
+			struct child_result g, t;
 			int n = 0, m = 0;
 
 			gargv[n++] = "grep";
@@ -1676,8 +1584,8 @@ static void test_fsm_anchors(void **st)
 				else
 					n_known++;
 			}
-			run_free(&g);
-			run_free(&t);
+			child_result_free(&g);
+			child_result_free(&t);
 			free(copy);
 		}
 	printf("# fsm anchors and heads against grep -G/-E: %lu "
@@ -1709,7 +1617,7 @@ static void test_offsets_past_4gib(void **st)
 	unsigned long long ln[5];
 	size_t nnl = 0, i, k;
 	char path[4400], want[512] = "", *argv[12];
-	struct run r;
+	struct child_result r;
 	int fd;
 
 	(void)st;
@@ -1783,7 +1691,7 @@ static void test_offsets_past_4gib(void **st)
 		       "%llu), peak RSS %ld KiB\n", (unsigned long long)size,
 		       ln[4], (unsigned long long)at[4], r.maxrss_kb);
 	}
-	run_free(&r);
+	child_result_free(&r);
 	unlink(path);
 }
 
@@ -1818,7 +1726,7 @@ static void test_bounded_memory(void **st)
 	char *argv[] = { tsgrep_path, "-c", "needle", NULL };
 	char want[64];
 	size_t i, l;
-	struct run r;
+	struct child_result r;
 
 	(void)st;
 	assert_non_null(g);
@@ -1843,7 +1751,7 @@ static void test_bounded_memory(void **st)
 		printf("# DIFFERENCE [memory]: count or RSS wrong\n");
 		count_diff(r.err);
 	}
-	run_free(&r);
+	child_result_free(&r);
 
 	/* the same bytes as one line (no line end at all): -c needs no part
 	 * of a long line kept, so memory must stay bounded here too */
@@ -1861,7 +1769,7 @@ static void test_bounded_memory(void **st)
 		       "stderr \"%.200s\"\n", r.err);
 		count_diff(r.err);
 	}
-	run_free(&r);
+	child_result_free(&r);
 	free(g);
 }
 
@@ -1916,15 +1824,6 @@ static bool have_gnu_grep(void)
 	return gnu;
 }
 
-static int rm_tree(const char *path)
-{
-	char cmd[4400];
-
-	/* our own temporary folder, quoted: nothing else can be named */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	return system(cmd);
-}
-
 /*
  * --algo shiftor autoloads the plugin from TEXTSEARCH_PLUGIN_PATH, which
  * run-tests.sh sets relative to the source tree; the programs run in the
@@ -1970,24 +1869,20 @@ int main(void)
 		cmocka_unit_test(test_summary),
 	};
 	const char *build = getenv("BUILD");
-	const char *tmp = getenv("TMPDIR");
-	char rel[4200];
 	int ret;
 
-	if (!have_gnu_grep()) {
-		printf("# SKIP: GNU grep not found; tsgrep is compared "
-		       "against it\n");
-		return 0;
-	}
 	if (!build)
 		build = "build/default";
-	snprintf(rel, sizeof(rel), "%s/bin/tsgrep", build);
-	if (!realpath(rel, tsgrep_path)) {
-		/* make check builds every tool first, so a missing binary
-		 * means its sources are not there (yet), not a broken build */
-		printf("# SKIP: tsgrep not built at %s (%s)\n", rel,
+	if (!have_gnu_grep()) {
+		printf("not ok: GNU grep not found; tsgrep is compared "
+		       "against it\n");
+		return 1;
+	}
+	/* make check builds every tool first: a missing tsgrep is a failure */
+	if (!test_program_path("tsgrep", tsgrep_path, sizeof(tsgrep_path))) {
+		printf("not ok: tsgrep not found in %s/bin: %s\n", build,
 		       strerror(errno));
-		return 0;
+		return 1;
 	}
 	/* build/san-address-undefined, build/san-thread, and private
 	 * folders named like build/x-asan: sanitized, so smaller sizes */
@@ -1997,9 +1892,8 @@ int main(void)
 	absolute_plugin_path(build);
 	printf("# tsgrep: %s%s\n", tsgrep_path,
 	       sanitized ? " (sanitizer build: smaller sizes)" : "");
-	snprintf(top, sizeof(top), "%s/tsgrep-cli-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(top)) {
-		printf("# mkdtemp: %s\n", strerror(errno));
+	if (!test_make_tmpdir("tsgrep-cli", top, sizeof(top))) {
+		printf("not ok: temporary folder: %s\n", strerror(errno));
 		return 1;
 	}
 	snprintf(work, sizeof(work), "%s/w", top);
@@ -2015,6 +1909,7 @@ int main(void)
 	make_corpora();
 
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	rm_tree(top);
+	if (test_remove_tree(top))
+		printf("# could not remove %s\n", top);
 	return ret;
 }

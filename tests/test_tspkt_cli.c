@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "pcapgen.h"
 #include "testsupport.h"
 
@@ -58,12 +59,6 @@ static bool sanitized;
 
 /* ---- running tspkt ------------------------------------------------------------ */
 
-struct run {
-	char *out, *err;
-	size_t outlen, errlen;
-	int status;
-};
-
 static char *slurp(const char *path, size_t *len)
 {
 	char *buf = test_read_file(path, len);
@@ -73,37 +68,18 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-static void run_argv(char *const argv[], struct run *r)
+/* @argv in the test's folder, stdin from /dev/null. */
+static void run_argv(char *const argv[], struct child_result *r)
 {
-	char outp[4200], errp[4200];
-	pid_t pid;
-	int st;
+	const struct child_spec spec = { .argv = argv, .cwd = dir,
+					 .capdir = dir };
 
-	snprintf(outp, sizeof(outp), "%s/stdout", dir);
-	snprintf(errp, sizeof(errp), "%s/stderr", dir);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 ||
-		    dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(dir))
-			_exit(126);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	r->status = st;
-	r->out = slurp(outp, &r->outlen);
-	r->err = slurp(errp, &r->errlen);
+	if (child_run(&spec, r))
+		fail_msg("run %s: %s", argv[0], strerror(errno));
 }
 
 /* tspkt with the arguments up to NULL. */
-static void run_tspkt(struct run *r, ...)
+static void run_tspkt(struct child_result *r, ...)
 {
 	char *argv[MAX_ARGS];
 	va_list ap;
@@ -119,13 +95,7 @@ static void run_tspkt(struct run *r, ...)
 	run_argv(argv, r);
 }
 
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static int exit_code(const struct run *r)
+static int exit_code(const struct child_result *r)
 {
 	if (WIFSIGNALED(r->status))
 		fail_msg("tspkt died of signal %d; stderr:\n%s",
@@ -135,13 +105,13 @@ static int exit_code(const struct run *r)
 }
 
 /* Sanitizer reports go to stderr: none is ever expected. */
-static void no_report(const struct run *r)
+static void no_report(const struct child_result *r)
 {
-	if (strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error"))
+	if (child_sanitizer_report(r->err))
 		fail_msg("sanitizer report:\n%s", r->err);
 }
 
-static void expect_status(const struct run *r, int code)
+static void expect_status(const struct child_result *r, int code)
 {
 	no_report(r);
 	if (exit_code(r) != code)
@@ -150,7 +120,7 @@ static void expect_status(const struct run *r, int code)
 }
 
 /* The value of "key=" in the stderr line starting with "tspkt: what". */
-static unsigned long long counter(const struct run *r, const char *what,
+static unsigned long long counter(const struct child_result *r, const char *what,
 				  const char *key)
 {
 	char head[128], k[64];
@@ -175,7 +145,7 @@ static unsigned long long counter(const struct run *r, const char *what,
 }
 
 /* The packets counted for class @name. */
-static unsigned long long class_count(const struct run *r, const char *name)
+static unsigned long long class_count(const struct child_result *r, const char *name)
 {
 	char head[128];
 	const char *p;
@@ -338,7 +308,7 @@ static void expect_line(struct expect *e, const struct pg_flow *f,
 	expect_line_at(e, f, frame, frame, len, hits, frags);
 }
 
-static void check_out(const struct run *r, const struct expect *e)
+static void check_out(const struct child_result *r, const struct expect *e)
 {
 	const char *want = e->text ? e->text : "";
 
@@ -454,7 +424,7 @@ static void write_mixed_pcapng(const char *name)
 static void test_plain_pattern(void **state)
 {
 	struct expect e = { 0 };
-	struct run r;
+	struct child_result r;
 	char hits[64];
 	size_t i;
 
@@ -478,20 +448,20 @@ static void test_plain_pattern(void **state)
 	assert_int_equal(counter(&r, "classified", "classified"), NMIXED);
 	assert_int_equal(counter(&r, "classified", "matched"), 5);
 	assert_int_equal(class_count(&r, "match"), 5);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* the same capture as pcapng */
 	write_mixed_pcapng("mixed.pcapng");
 	run_tspkt(&r, "-r", "mixed.pcapng", "needle", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* the same with 3 workers: the same lines, in capture order */
 	run_tspkt(&r, "-j", "3", "-r", "mixed.pcap", "needle", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* --icase, -v (inverted: the frames without it, no offset) */
 	free(e.text);
@@ -508,7 +478,7 @@ static void test_plain_pattern(void **state)
 	run_tspkt(&r, "--icase", "-r", "mixed.pcap", "NEEDLE", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	free(e.text);
 	memset(&e, 0, sizeof(e));
@@ -519,26 +489,26 @@ static void test_plain_pattern(void **state)
 	run_tspkt(&r, "-v", "-r", "mixed.pcap", "needle", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* nothing found: exit 1, no output, counters still there */
 	run_tspkt(&r, "-r", "mixed.pcap", "absent-string", NULL);
 	expect_status(&r, 1);
 	assert_string_equal(r.out, "");
 	assert_int_equal(counter(&r, "classified", "matched"), 0);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* -q: nothing printed, exit 0; -c: counters only */
 	run_tspkt(&r, "-q", "-r", "mixed.pcap", "needle", NULL);
 	expect_status(&r, 0);
 	assert_string_equal(r.out, "");
 	assert_string_equal(r.err, "");
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-c", "-r", "mixed.pcap", "needle", NULL);
 	expect_status(&r, 0);
 	assert_string_equal(r.out, "");
 	assert_int_equal(counter(&r, "classified", "matched"), 5);
-	run_free(&r);
+	child_result_free(&r);
 	/* -n 2: the first two matching packets */
 	run_tspkt(&r, "-n", "2", "-r", "mixed.pcap", "needle", NULL);
 	expect_status(&r, 0);
@@ -546,7 +516,7 @@ static void test_plain_pattern(void **state)
 	assert_non_null(strstr(r.out, " frame=1\n"));
 	assert_non_null(strstr(r.out, " frame=3\n"));
 	assert_null(strstr(r.out, " frame=4\n"));
-	run_free(&r);
+	child_result_free(&r);
 	free(e.text);
 }
 
@@ -554,7 +524,7 @@ static void test_plain_pattern(void **state)
 static void test_rules(void **state)
 {
 	struct expect e = { 0 };
-	struct run r;
+	struct child_result r;
 	char hits[256], rf[4200];
 	size_t i;
 	FILE *f;
@@ -578,14 +548,14 @@ static void test_rules(void **state)
 		  "class n algo kmp string needle layer network", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 	/* iptables spelling: --algo, --string, --from, --to */
 	run_tspkt(&r, "-r", "mixed.pcap", "-e",
 		  "--class n --algo bm --string needle --from 0 --to 65535",
 		  NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* a plugin algorithm (built beside tspkt: found without any path) */
 	{
@@ -593,16 +563,14 @@ static void test_rules(void **state)
 
 		snprintf(so, sizeof(so), "%s/../plugins/ts_shiftor.so",
 			 tspkt_dir);
-		if (access(so, R_OK)) {
-			printf("# SKIP algo shiftor: %s not built\n", so);
-		} else {
-			unsetenv("TEXTSEARCH_PLUGIN_PATH");
-			run_tspkt(&r, "-r", "mixed.pcap", "-e",
-				  "class n algo shiftor string needle", NULL);
-			expect_status(&r, 0);
-			check_out(&r, &e);
-			run_free(&r);
-		}
+		if (access(so, R_OK))
+			fail_msg("%s not built (make check builds it)", so);
+		unsetenv("TEXTSEARCH_PLUGIN_PATH");
+		run_tspkt(&r, "-r", "mixed.pcap", "-e",
+			  "class n algo shiftor string needle", NULL);
+		expect_status(&r, 0);
+		check_out(&r, &e);
+		child_result_free(&r);
 	}
 
 	/* transport layer: from the TCP/UDP header */
@@ -622,7 +590,7 @@ static void test_rules(void **state)
 		  "class t string needle layer transport", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* a window: payload [0, 8) finds only a needle that ends by 8 */
 	free(e.text);
@@ -641,7 +609,7 @@ static void test_rules(void **state)
 		  "class w string needle layer payload from 0 to 8", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 	/* from past the first needle of frame 8 finds its second */
 	free(e.text);
 	memset(&e, 0, sizeof(e));
@@ -654,7 +622,7 @@ static void test_rules(void **state)
 		  "and not src host fd00::99 and dst port 4321", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* hex-string with text around, icase, invert, several classes:
 	 * one line per packet, the rules that matched in rule order */
@@ -687,7 +655,7 @@ static void test_rules(void **state)
 	check_out(&r, &e);
 	assert_int_equal(class_count(&r, "bin"), 1);
 	assert_int_equal(class_count(&r, "ci"), 6);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* the same rules from a file, with comments and blank lines */
 	path_of(rf, sizeof(rf), "rules.txt");
@@ -701,13 +669,13 @@ static void test_rules(void **state)
 	run_tspkt(&r, "-r", "mixed.pcap", "-f", "rules.txt", NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
-	run_free(&r);
+	child_result_free(&r);
 	free(e.text);
 }
 
 static void test_filter_and_errors(void **state)
 {
-	struct run r;
+	struct child_result r;
 	const char *bad[][2] = {
 		{ "string", "needs a value" },
 		{ "class x", "no string" },
@@ -738,13 +706,13 @@ static void test_filter_and_errors(void **state)
 	/* frames are numbered as the filter passes them, as ngrep does */
 	assert_non_null(strstr(r.out, "frame=1\n"));
 	assert_non_null(strstr(r.out, "frame=2\n"));
-	run_free(&r);
+	child_result_free(&r);
 	/* a port filter warns about fragments */
 	run_tspkt(&r, "-r", "mixed.pcap", "needle", "port", "80", NULL);
 	expect_status(&r, 0);
 	assert_non_null(strstr(r.err, "warning"));
 	assert_non_null(strstr(r.err, "fragments"));
-	run_free(&r);
+	child_result_free(&r);
 
 	/* bad input: exit 2 and a message naming what was wrong */
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
@@ -753,21 +721,21 @@ static void test_filter_and_errors(void **state)
 		if (!strstr(r.err, bad[i][1]) || !strstr(r.err, "rule 1"))
 			fail_msg("rule '%s': message lacks '%s':\n%s",
 				 bad[i][0], bad[i][1], r.err);
-		run_free(&r);
+		child_result_free(&r);
 	}
 	run_tspkt(&r, "-r", "mixed.pcap", "-e", "algo nosuchalgo string x",
 		  NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "unknown algorithm 'nosuchalgo'"));
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-r", "mixed.pcap", "x", "port", "eighty", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "bad filter"));
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-r", "no-such.pcap", "x", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "no-such.pcap"));
-	run_free(&r);
+	child_result_free(&r);
 	path_of(rf, sizeof(rf), "not-a-capture");
 	f = fopen(rf, "w");
 	assert_non_null(f);
@@ -776,42 +744,42 @@ static void test_filter_and_errors(void **state)
 	run_tspkt(&r, "-r", "not-a-capture", "x", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "not-a-capture"));
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-r", "mixed.pcap", "-f", "not-a-capture", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "not-a-capture:1: unknown word"));
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "needle", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "-r FILE or -i IFACE"));
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-r", "mixed.pcap", NULL);
 	expect_status(&r, 2);
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-j", "0", "-r", "mixed.pcap", "x", NULL);
 	expect_status(&r, 2);
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "--backlog", "x", "-r", "mixed.pcap", "x", NULL);
 	expect_status(&r, 2);
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "--no-such-option", NULL);
 	expect_status(&r, 2);
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-w", "/nonexistent/dir/out.pcap", "-r", "mixed.pcap",
 		  "x", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "/nonexistent/dir/out.pcap"));
-	run_free(&r);
+	child_result_free(&r);
 	run_tspkt(&r, "-i", "tspkt-no-such-if0", "x", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "tspkt-no-such-if0"));
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* --json: one object per matching packet, fields checked. */
 static void test_json(void **state)
 {
-	struct run r;
+	struct child_result r;
 	char want[512], t[64];
 	const char *line;
 
@@ -846,7 +814,7 @@ static void test_json(void **state)
 	assert_non_null(strstr(r.out, "\"family\":6,\"proto\":\"UDP\","
 				      "\"src\":\"fd00::3\",\"sport\":1234,"
 				      "\"dst\":\"fd00::4\",\"dport\":4321"));
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* ---- -w --------------------------------------------------------------------------- */
@@ -905,14 +873,14 @@ static void test_write(void **state)
 {
 	struct rec *in, *out;
 	size_t nin, nout, i, k = 0;
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	write_mixed("mixed.pcap");
 	run_tspkt(&r, "-w", "out.pcap", "-j", "2", "-r", "mixed.pcap",
 		  "needle", NULL);
 	expect_status(&r, 0);
-	run_free(&r);
+	child_result_free(&r);
 	nin = read_capture("mixed.pcap", &in);
 	nout = read_capture("out.pcap", &out);
 	assert_int_equal(nin, NMIXED);
@@ -963,7 +931,7 @@ static void test_fragments(void **state)
 	struct rec *in, *out;
 	size_t nin, nout, i;
 	unsigned int fr, total;
-	struct run r;
+	struct child_result r;
 	char hits[64];
 
 	(void)state;
@@ -993,12 +961,12 @@ static void test_fragments(void **state)
 	assert_int_equal(counter(&r, "fragments", "received"), 8);
 	assert_int_equal(counter(&r, "fragments", "reassembled"), 3);
 	assert_int_equal(counter(&r, "backlog", "received"), 3);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* -w writes every fragment of a matching datagram, in capture order */
 	run_tspkt(&r, "-w", "fout.pcap", "-r", "frags.pcap", "crossing", NULL);
 	expect_status(&r, 0);
-	run_free(&r);
+	child_result_free(&r);
 	nin = read_capture("frags.pcap", &in);
 	nout = read_capture("fout.pcap", &out);
 	assert_int_equal(nout, nin);
@@ -1045,7 +1013,7 @@ static void test_kernel_selftest_layout(void **state)
 	struct pg_frame *fr = frames_new(2);
 	unsigned int frame[sizeof(cases) / sizeof(*cases)];
 	struct capture c;
-	struct run r;
+	struct child_result r;
 	size_t i, k;
 	unsigned int notes = 0;
 
@@ -1132,7 +1100,7 @@ static void test_kernel_selftest_layout(void **state)
 	assert_int_equal(notes, 1);
 	assert_int_equal(class_count(&r, "kmp1400"), 4);
 	assert_int_equal(class_count(&r, "bm1400"), 4);
-	run_free(&r);
+	child_result_free(&r);
 	free(fr);
 }
 
@@ -1154,7 +1122,7 @@ static void test_malformed(void **state)
 {
 	struct pg_frame *f = frames_new(1);
 	struct capture c;
-	struct run r;
+	struct child_result r;
 	char p[4200];
 	uint8_t *bytes;
 	size_t len;
@@ -1179,13 +1147,13 @@ static void test_malformed(void **state)
 	/* what was read is still reported */
 	assert_int_equal(counter(&r, "classified", "matched"), 2);
 	assert_int_equal(r.out[0] != '\0', 1);
-	run_free(&r);
+	child_result_free(&r);
 	/* a file cut inside its header */
 	write_bytes("cuthdr.pcap", bytes, 10);
 	run_tspkt(&r, "-r", "cuthdr.pcap", "needle", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "cuthdr.pcap"));
-	run_free(&r);
+	child_result_free(&r);
 
 	/* every caplen (74) past the file's snap length (patched to 64):
 	 * libpcap cuts each record to the snap length, so every datagram is
@@ -1197,14 +1165,14 @@ static void test_malformed(void **state)
 	assert_int_equal(counter(&r, "frames", "read"), 4);
 	assert_int_equal(counter(&r, "frames", "malformed"), 4);
 	assert_non_null(strstr(r.err, "snap64.pcap: frame 4: truncated"));
-	run_free(&r);
+	child_result_free(&r);
 	memcpy(bytes + 16, "\x00\x00\x04\x00", 4);	/* back to 262144 */
 	memcpy(bytes + 24 + 8, "\xff\xff\xff\x7f", 4);	/* caplen 2 GiB */
 	write_bytes("hugecap.pcap", bytes, len);
 	run_tspkt(&r, "-r", "hugecap.pcap", "needle", NULL);
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "hugecap.pcap"));
-	run_free(&r);
+	child_result_free(&r);
 	free(bytes);
 
 	/* a snap length shorter than the packets: truncated IP datagrams
@@ -1242,7 +1210,7 @@ static void test_malformed(void **state)
 	assert_int_equal(counter(&r, "classified", "matched"), 1);
 	assert_non_null(strstr(r.out, " frame=3\n"));
 	assert_non_null(strstr(r.err, "frame 4:"));
-	run_free(&r);
+	child_result_free(&r);
 
 	/* overlapping fragments drop the datagram; endless fragments (MF on
 	 * every one, the datagram never ends) time out or stay held */
@@ -1276,7 +1244,7 @@ static void test_malformed(void **state)
 	assert_true(counter(&r, "fragments", "overlaps") >= 2);
 	assert_true(counter(&r, "fragments", "oversize") >= 1);
 	assert_int_equal(counter(&r, "fragments", "reassembled"), 0);
-	run_free(&r);
+	child_result_free(&r);
 	free(f);
 }
 
@@ -1289,7 +1257,7 @@ static void test_backlog(void **state)
 	char *argv[MAX_ARGS];
 	char payload[200];
 	struct capture c;
-	struct run r;
+	struct child_result r;
 	int a = 0, k;
 	unsigned long long rec, cls, drop, q;
 
@@ -1334,7 +1302,7 @@ static void test_backlog(void **state)
 	assert_int_equal(rec, cls + drop);
 	assert_int_equal(q, cls);
 	assert_true(counter(&r, "backlog", "max-depth") <= 1);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* the same without --drop-on-overrun: the reader waits, none lost */
 	assert_string_equal(argv[3], "--drop-on-overrun");
@@ -1346,7 +1314,7 @@ static void test_backlog(void **state)
 	assert_int_equal(counter(&r, "backlog", "dropped"), 0);
 	assert_int_equal(counter(&r, "classified", "classified"), n);
 	assert_int_equal(counter(&r, "classified", "matched"), (n + 6) / 7);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* many workers, default backlog: every match printed, in order */
 	run_tspkt(&r, "-j", "4", "-r", "load.pcap", "needle", NULL);
@@ -1365,7 +1333,7 @@ static void test_backlog(void **state)
 		}
 		assert_int_equal(lines, (n + 6) / 7);
 	}
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* ---- ngrep -------------------------------------------------------------------------------- */
@@ -1414,7 +1382,7 @@ static size_t same_as_ngrep(const char *nopt, const char *topt,
 	char cmd[8800], p[4200], outp[4200];
 	bool *ng = calloc(nframes, 1), *ts = calloc(nframes, 1);
 	size_t k, count = 0;
-	struct run r;
+	struct child_result r;
 	char *out;
 
 	assert_non_null(ng);
@@ -1434,7 +1402,7 @@ static size_t same_as_ngrep(const char *nopt, const char *topt,
 	no_report(&r);
 	assert_true(exit_code(&r) <= 1);
 	tspkt_frames(r.out, ts, nframes);
-	run_free(&r);
+	child_result_free(&r);
 	for (k = 0; k + 1 < skip_from; k++) {
 		if (ng[k] != ts[k])
 			fail_msg("ngrep %s '%s' / tspkt %s: frame %zu: ngrep "
@@ -1465,15 +1433,14 @@ static void test_ngrep(void **state)
 	bool *ng, *ts;
 	char cmd[8600], p[4200], payload[300];
 	struct capture c;
-	struct run r;
+	struct child_result r;
 	uint64_t seed = 12345;
 	size_t k, nframes;
 
 	(void)state;
-	if (!have_ngrep()) {
-		printf("# SKIP ngrep comparison: ngrep not installed\n");
-		return;
-	}
+	if (!have_ngrep())
+		fail_msg("ngrep not installed (scripts/install-deps.sh "
+			 "installs it): tspkt is compared against it");
 	cap_open(&c, "ngrep.pcap", 0);
 	for (i = 0; i < 400; i++) {
 		size_t len = 0;
@@ -1558,7 +1525,7 @@ static void test_ngrep(void **state)
 	run_tspkt(&r, "-r", "ngrep.pcap", "needle", NULL);
 	expect_status(&r, 0);
 	tspkt_frames(r.out, ts, nframes);
-	run_free(&r);
+	child_result_free(&r);
 	for (i = 0; i < 4; i++) {
 		unsigned int a = group[i].first - 1, b = group[i].last - 1;
 		bool ngrep_any = ng[a] || ng[b];
@@ -1615,16 +1582,15 @@ static void test_live(void **state)
 {
 	char outp[4200], errp[4200], filter[64], word[64], msg[96];
 	struct sockaddr_in to;
-	struct run r;
+	struct child_result r;
 	int fd, st = 0, i;
 	unsigned int port;
 	pid_t pid, w = 0;
 
 	(void)state;
 	if (geteuid() != 0 || system("ip link show lo >/dev/null 2>&1")) {
-		printf("# SKIP live capture: needs root and a loopback "
-		       "interface\n");
-		return;
+		printf("# live capture needs root and a loopback interface\n");
+		skip();
 	}
 	port = 20000 + (unsigned int)getpid() % 20000;
 	snprintf(filter, sizeof(filter), "udp and dst port %u", port);
@@ -1657,10 +1623,10 @@ static void test_live(void **state)
 		w = waitpid(pid, &st, WNOHANG);
 		if (w == pid) {
 			err = slurp(errp, &n);
-			printf("# SKIP live capture: tspkt -i lo could not "
-			       "capture here: %.200s", err);
+			printf("# live capture: tspkt -i lo could not capture "
+			       "here: %.200s", err);
 			free(err);
-			return;
+			skip();
 		}
 		usleep(50000);
 	}
@@ -1726,7 +1692,7 @@ static void test_live(void **state)
 	assert_int_equal(counter(&r, "classified", "matched"), 5);
 	assert_non_null(strstr(r.err, "tspkt: pcap: received="));
 	assert_int_equal(counter(&r, "backlog", "dropped"), 0);
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -1747,36 +1713,30 @@ int main(void)
 		cmocka_unit_test(test_live),
 	};
 	const char *build = getenv("BUILD");
-	const char *tmp = getenv("TMPDIR");
-	char rel[4200], cmd[4200];
 	int ret;
 
-	if (!build)
-		build = "build/default";
-	snprintf(rel, sizeof(rel), "%s/bin/tspkt", build);
-	if (!realpath(rel, tspkt_path)) {
-		printf("# SKIP: tspkt not built at %s (%s)\n", rel,
-		       strerror(errno));
-		return 0;
+	/* make check builds every tool first: a missing tspkt is a failure */
+	if (!test_program_path("tspkt", tspkt_path, sizeof(tspkt_path))) {
+		printf("not ok: tspkt not found in %s/bin: %s\n",
+		       build ? build : "build/default", strerror(errno));
+		return 1;
 	}
 	snprintf(tspkt_dir, sizeof(tspkt_dir), "%s", tspkt_path);
 	*strrchr(tspkt_dir, '/') = '\0';
-	sanitized = strstr(build, "san") != NULL ||
+	sanitized = (build && strstr(build, "san") != NULL) ||
 		    test_binary_is_sanitized(tspkt_path);
 	printf("# tspkt: %s%s\n", tspkt_path,
 	       sanitized ? " (sanitizer build: smaller load)" : "");
-	snprintf(dir, sizeof(dir), "%s/tspkt-cli-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("# mkdtemp: %s\n", strerror(errno));
+	if (!test_make_tmpdir("tspkt-cli", dir, sizeof(dir))) {
+		printf("not ok: temporary folder: %s\n", strerror(errno));
 		return 1;
 	}
 	setenv("LC_ALL", "C", 1);
 	signal(SIGPIPE, SIG_IGN);
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (getenv("TSPKT_TEST_KEEP"))
 		printf("# kept %s\n", dir);
-	else if (system(cmd))
+	else if (test_remove_tree(dir))
 		printf("# could not remove %s\n", dir);
 	return ret;
 }

@@ -1,0 +1,196 @@
+/*
+ * child.c - see child.h.
+ */
+#define _DEFAULT_SOURCE /* wait4(), mkdtemp(), realpath() */
+#include "child.h"
+
+#include "testsupport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* In the child: stdin, stdout and stderr in place, then the program.
+ * 126 when the set-up failed, 127 when the program could not be run. */
+static void child_exec(const struct child_spec *spec, int in_fd,
+		       const char *outp, const char *errp)
+{
+	int in = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY);
+	int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 ||
+	    dup2(e, 2) < 0 || (spec->cwd && chdir(spec->cwd)))
+		_exit(126);
+	signal(SIGPIPE, SIG_DFL);
+	execvp(spec->argv[0], spec->argv);
+	_exit(127);
+}
+
+/* Write the whole feed to @fd.  The child may stop reading early (grep -q,
+ * -l, -m): EPIPE just ends the feeding. */
+static void feed_child(const struct child_spec *spec, int fd)
+{
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	const char *p;
+	size_t n;
+
+	while ((n = spec->feed(spec->feed_ctx, &p)) > 0) {
+		while (n > 0) {
+			ssize_t w = write(fd, p, n);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				goto done;
+			p += w;
+			n -= (size_t)w;
+		}
+	}
+done:
+	signal(SIGPIPE, old);
+}
+
+int child_run(const struct child_spec *spec, struct child_result *res)
+{
+	char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
+	int pfd[2] = { -1, -1 };
+	struct rusage ru;
+	pid_t pid;
+	int saved;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(outp, sizeof(outp), "%s/stdout", spec->capdir);
+	snprintf(errp, sizeof(errp), "%s/stderr", spec->capdir);
+	if (spec->feed && pipe(pfd))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		saved = errno;
+		if (spec->feed) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		errno = saved;
+		return -1;
+	}
+	if (pid == 0) {
+		if (spec->feed)
+			close(pfd[1]);
+		child_exec(spec, pfd[0], outp, errp);
+	}
+	if (spec->feed) {
+		close(pfd[0]);
+		feed_child(spec, pfd[1]);
+		close(pfd[1]);
+	}
+	while (wait4(pid, &res->status, 0, &ru) < 0)
+		if (errno != EINTR)
+			return -1;
+	res->maxrss_kb = ru.ru_maxrss;
+	res->out = test_read_file(outp, &res->outlen);
+	res->err = test_read_file(errp, &res->errlen);
+	if (!res->out || !res->err) {
+		saved = errno;
+		child_result_free(res);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+void child_result_free(struct child_result *res)
+{
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+	res->outlen = res->errlen = 0;
+}
+
+size_t child_feed_mem(void *ctx, const char **p)
+{
+	struct child_mem_feed *m = ctx;
+
+	if (m->done)
+		return 0;
+	m->done = true;
+	*p = m->data;
+	return m->len;
+}
+
+bool child_status_text(int status, char *out, size_t cap)
+{
+	if (WIFEXITED(status)) {
+		snprintf(out, cap, "exit %d", WEXITSTATUS(status));
+		return true;
+	}
+	if (WIFSIGNALED(status))
+		snprintf(out, cap, "signal %d", WTERMSIG(status));
+	else
+		snprintf(out, cap, "status 0x%x", (unsigned int)status);
+	return false;
+}
+
+bool child_sanitizer_report(const char *err)
+{
+	return strstr(err, "Sanitizer") || strstr(err, "runtime error");
+}
+
+bool test_program_path(const char *name, char *path, size_t cap)
+{
+	const char *build = getenv("BUILD");
+	char rel[PATH_MAX], abs[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/bin/%s", build ? build : "build/default",
+		 name);
+	if (!realpath(rel, abs))
+		return false;
+	if (strlen(abs) >= cap) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	memcpy(path, abs, strlen(abs) + 1);
+	return true;
+}
+
+bool test_make_tmpdir(const char *prefix, char *dir, size_t cap)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if ((size_t)snprintf(dir, cap, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+			     prefix) >= cap) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	return mkdtemp(dir) != NULL;
+}
+
+int test_remove_tree(const char *dir)
+{
+	char *argv[] = { "rm", "-rf", "--", (char *)dir, NULL };
+	int st;
+	pid_t pid = fork();
+
+	/* rm itself, not a shell: the name is never parsed */
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}

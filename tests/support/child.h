@@ -1,0 +1,62 @@
+/*
+ * child.h - what the command-line tests share: running a program as a user
+ * runs it (stdin from a feed or /dev/null, stdout and stderr captured
+ * whole, status and peak memory), locating the program under test in the
+ * build folder, and a temporary folder to run it in.
+ *
+ * Nothing here asserts: each call says whether it worked, and the test
+ * that calls it asserts what it checks.
+ */
+#ifndef TS_TEST_CHILD_H
+#define TS_TEST_CHILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Feeds a child's stdin: the next bytes in *p and their count, 0 at the
+ * end. */
+typedef size_t (*child_feed_fn)(void *ctx, const char **p);
+
+struct child_spec {
+	char *const *argv;   /* argv[0] is looked up in PATH if it has no / */
+	const char *cwd;     /* where the child runs; NULL: here */
+	const char *capdir;  /* where its stdout and stderr are captured */
+	child_feed_fn feed;  /* stdin through a pipe; NULL: /dev/null */
+	void *feed_ctx;
+};
+
+struct child_result {
+	char *out, *err; /* NUL-terminated */
+	size_t outlen, errlen;
+	int status;      /* as waitpid() gives it */
+	long maxrss_kb;  /* the child's peak resident memory */
+};
+
+/* Run the child to its end.  0, or -1 with errno set when it could not be
+ * started or its output not read back (the result is then empty). */
+int child_run(const struct child_spec *spec, struct child_result *res);
+void child_result_free(struct child_result *res);
+
+/* A feed of one buffer. */
+struct child_mem_feed {
+	const char *data;
+	size_t len;
+	bool done;
+};
+size_t child_feed_mem(void *ctx, const char **p);
+
+/* "exit 2" or "signal 11"; true when the child exited normally. */
+bool child_status_text(int status, char *out, size_t cap);
+/* Whether @err holds a sanitizer report (none is ever expected). */
+bool child_sanitizer_report(const char *err);
+
+/* $BUILD/bin/@name (BUILD defaults to build/default) as an absolute path
+ * in @path; false with errno set when it is not there. */
+bool test_program_path(const char *name, char *path, size_t cap);
+/* A new folder $TMPDIR/@prefix-XXXXXX (TMPDIR defaults to /tmp) in @dir;
+ * false with errno set. */
+bool test_make_tmpdir(const char *prefix, char *dir, size_t cap);
+/* Remove a folder made by test_make_tmpdir() and all below it. */
+int test_remove_tree(const char *dir);
+
+#endif
