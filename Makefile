@@ -7,6 +7,7 @@
 #   make fuzz [FUZZ_SECONDS=60]   libFuzzer run (clang)
 #   make bench [BENCH_QUICK=1]    throughput table (docs/performance.md)
 #   make install PREFIX=/usr/local DESTDIR=
+#   make format / format-check    apply / check .clang-format (clang-format)
 #
 # Each configuration builds in its own folder (BUILD), so sanitizer and
 # normal objects never mix.
@@ -100,7 +101,7 @@ FUZZ_SRC   := fuzz/fuzz_algorithms.c
 FUZZ_BUILD := build/fuzz
 
 .PHONY: all lib tools plugins examples check demo fuzz install uninstall clean \
-        stage test-plugins bench FORCE
+        stage test-plugins bench format format-check FORCE
 
 all: lib tools plugins examples
 
@@ -263,6 +264,19 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MANPAGES3)))
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(TOOL_NAMES))
+
+# Every C file of the tree, in one style (.clang-format).
+CLANG_FORMAT ?= clang-format
+FORMAT_SRC := $(sort $(wildcard include/*.h src/*.h src/*/*.[ch] \
+              plugins/*/*.[ch] tools/*/*.[ch] tests/*.[ch] tests/*/*.[ch] \
+              tests/*/*/*.[ch] bench/*.[ch] fuzz/*.[ch] examples/*.[ch]))
+
+format:
+	$(CLANG_FORMAT) -i --style=file $(FORMAT_SRC)
+
+format-check:
+	@$(CLANG_FORMAT) --dry-run --Werror --style=file $(FORMAT_SRC) && \
+	  echo "format-check: $(words $(FORMAT_SRC)) files follow .clang-format"
 
 clean:
 	rm -rf build

@@ -6,6 +6,8 @@
 #                                    ngrep and tcpdump, which its tests
 #                                    compare against)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
+#   scripts/install-deps.sh --ci     what .ci/run needs: --fuzz's, and
+#                                    clang-format for make format-check
 #   scripts/install-deps.sh --bench  also Hyperscan, ripgrep and hyperfine,
 #                                    the comparisons of `make bench` (which
 #                                    runs without them and says so)
@@ -14,9 +16,10 @@ set -eu
 need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
+--ci) need="$need clang libclang-rt-14-dev clang-format" ;;
 --bench) need="$need libhyperscan-dev ripgrep hyperfine" ;;
 "") ;;
-*) echo "usage: $0 [--fuzz|--bench]" >&2; exit 2 ;;
+*) echo "usage: $0 [--fuzz|--ci|--bench]" >&2; exit 2 ;;
 esac
 
 missing=""
