@@ -776,6 +776,40 @@ static void test_filter_and_errors(void **state)
 	child_result_free(&r);
 }
 
+/* fsm searches for a token program, which a rule's string cannot be: the
+ * message says so and what to use, for a rule and for --algo. */
+static void test_algo_fsm(void **state)
+{
+	static const char *const want[] = {
+		"algorithm 'fsm' takes tokens", "tspkt rules take strings",
+		"use kmp, bm, rarebyte or auto",
+	};
+	struct child_result r;
+	size_t i;
+	int k;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+	for (k = 0; k < 2; k++) {
+		if (k == 0)
+			run_tspkt(&r, "-r", "mixed.pcap", "-e",
+				  "algo fsm string needle", NULL);
+		else
+			run_tspkt(&r, "--algo", "fsm", "-r", "mixed.pcap",
+				  "needle", NULL);
+		expect_status(&r, 2);
+		assert_string_equal(r.out, "");
+		for (i = 0; i < sizeof(want) / sizeof(*want); i++)
+			if (!strstr(r.err, want[i]))
+				fail_msg("message lacks '%s':\n%s", want[i],
+					 r.err);
+		if (!strstr(r.err, k == 0 ? "rule 1 (-e): " : "--algo fsm: "))
+			fail_msg("message does not say where:\n%s", r.err);
+		assert_null(strstr(r.err, "invalid argument"));
+		child_result_free(&r);
+	}
+}
+
 /* --json: one object per matching packet, fields checked. */
 static void test_json(void **state)
 {
@@ -1703,6 +1737,7 @@ int main(void)
 		cmocka_unit_test(test_plain_pattern),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_filter_and_errors),
+		cmocka_unit_test(test_algo_fsm),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_write),
 		cmocka_unit_test(test_fragments),
