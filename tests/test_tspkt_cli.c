@@ -370,16 +370,13 @@ static unsigned int find_in(const char *hay, const char *pat, bool icase)
 	return UINT_MAX;
 }
 
-/* The mixed frames as pcapng (libpcap reads it, writes only pcap): a
- * section header, one Ethernet interface, one enhanced packet block per
- * frame with microsecond times (the default resolution). */
-static void write_mixed_pcapng(const char *name)
+/* pcapng (libpcap reads it, writes only pcap): a section header and one
+ * Ethernet interface with microsecond times (the default resolution). */
+static FILE *pcapng_open(const char *name)
 {
-	struct pg_frame *f = frames_new(1);
 	char p[4200];
-	uint32_t w[8];
+	uint32_t w[7];
 	FILE *out;
-	size_t i;
 
 	path_of(p, sizeof(p), name);
 	out = fopen(p, "wb");
@@ -399,23 +396,37 @@ static void write_mixed_pcapng(const char *name)
 	w[3] = 0;
 	w[4] = 20;
 	fwrite(w, 4, 5, out);
-	for (i = 0; i < NMIXED; i++) {
-		uint64_t us = (uint64_t)frame_us((unsigned int)i + 1);
-		uint32_t pad, zero = 0;
+	return out;
+}
 
+/* An enhanced packet block: @f at time @ts (in the interface's unit). */
+static void pcapng_put(FILE *out, const struct pg_frame *f, uint64_t ts)
+{
+	uint32_t w[7], pad = (4 - f->len % 4) % 4, zero = 0;
+
+	w[0] = 6;
+	w[1] = 32 + f->len + pad;
+	w[2] = 0;
+	w[3] = (uint32_t)(ts >> 32);
+	w[4] = (uint32_t)ts;
+	w[5] = w[6] = f->len;
+	fwrite(w, 4, 7, out);
+	fwrite(f->bytes, 1, f->len, out);
+	fwrite(&zero, 1, pad, out);
+	fwrite(&w[1], 4, 1, out);
+}
+
+/* The mixed frames as pcapng, one enhanced packet block per frame. */
+static void write_mixed_pcapng(const char *name)
+{
+	struct pg_frame *f = frames_new(1);
+	FILE *out = pcapng_open(name);
+	size_t i;
+
+	for (i = 0; i < NMIXED; i++) {
 		pg_build(f, mixed[i].flow, mixed[i].payload,
 			 (unsigned int)strlen(mixed[i].payload));
-		pad = (4 - f->len % 4) % 4;
-		w[0] = 6;
-		w[1] = 32 + f->len + pad;
-		w[2] = 0;
-		w[3] = (uint32_t)(us >> 32);
-		w[4] = (uint32_t)us;
-		w[5] = w[6] = f->len;
-		fwrite(w, 4, 7, out);
-		fwrite(f->bytes, 1, f->len, out);
-		fwrite(&zero, 1, pad, out);
-		fwrite(&w[1], 4, 1, out);
+		pcapng_put(out, f, (uint64_t)frame_us((unsigned int)i + 1));
 	}
 	assert_int_equal(fclose(out), 0);
 	free(f);
@@ -774,6 +785,45 @@ static void test_filter_and_errors(void **state)
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "tspkt-no-such-if0"));
 	child_result_free(&r);
+}
+
+/*
+ * A pcapng time stamp past what int64_t nanoseconds hold (high word
+ * 0xffffffff: about 584 000 years of microseconds) is a malformed frame,
+ * not a wrapped time (a time in 1969, and signed overflow under UBSan);
+ * the frames around it are searched as usual.
+ */
+static void test_pcapng_time_overflow(void **state)
+{
+	struct pg_frame *f = frames_new(1);
+	struct expect e = { 0 };
+	struct child_result r;
+	FILE *out;
+	unsigned int i;
+
+	(void)state;
+	out = pcapng_open("far.pcapng");
+	for (i = 1; i <= 3; i++) {
+		pg_build(f, &flow_udp4, "a needle", 8);
+		pcapng_put(out, f, i == 2 ? 0xffffffff00000000ull + 42 :
+			   (uint64_t)frame_us(i));
+		if (i != 2)
+			expect_line(&e, &flow_udp4, i, 20 + 8 + 8,
+				    "match offset=2", 1);
+	}
+	assert_int_equal(fclose(out), 0);
+	free(f);
+	run_tspkt(&r, "--verbose", "-r", "far.pcapng", "needle", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	assert_null(strstr(r.out, "1969"));
+	assert_non_null(strstr(r.err, "far.pcapng: frame 2: time stamp out "
+				      "of range"));
+	assert_int_equal(counter(&r, "frames", "read"), 3);
+	assert_int_equal(counter(&r, "frames", "malformed"), 1);
+	assert_int_equal(counter(&r, "classified", "matched"), 2);
+	child_result_free(&r);
+	free(e.text);
 }
 
 /* fsm searches for a token program, which a rule's string cannot be: the
@@ -1737,6 +1787,7 @@ int main(void)
 		cmocka_unit_test(test_plain_pattern),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_filter_and_errors),
+		cmocka_unit_test(test_pcapng_time_overflow),
 		cmocka_unit_test(test_algo_fsm),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_write),
