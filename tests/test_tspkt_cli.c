@@ -826,6 +826,70 @@ static void test_pcapng_time_overflow(void **state)
 	free(e.text);
 }
 
+/*
+ * -w onto the capture being read would truncate it before it is read: it
+ * is refused by device and inode, whatever the name (the same, another
+ * path, a hard link, a symbolic link, standard input), and the capture
+ * stays as it was.
+ */
+static void test_write_onto_input(void **state)
+{
+	static const char *const names[] = {
+		"in.pcap", "./in.pcap", "in-hard.pcap", "in-sym.pcap",
+	};
+	char p[4200], q[4200], absp[4300], msg[4400];
+	struct child_result r;
+	size_t len, len2, i;
+	char *before, *after;
+
+	(void)state;
+	write_mixed("in.pcap");
+	path_of(p, sizeof(p), "in.pcap");
+	before = slurp(p, &len);
+	path_of(q, sizeof(q), "in-hard.pcap");
+	unlink(q);
+	assert_int_equal(link(p, q), 0);
+	path_of(q, sizeof(q), "in-sym.pcap");
+	unlink(q);
+	assert_int_equal(symlink("in.pcap", q), 0);
+	snprintf(absp, sizeof(absp), "%s", p);
+	for (i = 0; i <= sizeof(names) / sizeof(*names); i++) {
+		const char *w = i < sizeof(names) / sizeof(*names) ?
+				names[i] : absp;
+
+		run_tspkt(&r, "-r", "in.pcap", "-w", w, "needle", NULL);
+		expect_status(&r, 2);
+		assert_string_equal(r.out, "");
+		snprintf(msg, sizeof(msg), "tspkt: -w %s: that is the capture "
+			 "being read (-r in.pcap)", w);
+		if (!strstr(r.err, msg))
+			fail_msg("-w %s: message lacks '%s':\n%s", w, msg,
+				 r.err);
+		child_result_free(&r);
+		after = slurp(p, &len2);
+		assert_int_equal(len2, len);
+		assert_memory_equal(after, before, len);
+		free(after);
+	}
+	/* standard input redirected from the capture: the same file */
+	{
+		char *const argv[] = { "sh", "-c", "exec \"$0\" -r - -w "
+				       "in.pcap needle < in.pcap", tspkt_path,
+				       NULL };
+
+		run_argv(argv, &r);
+		expect_status(&r, 2);
+		assert_non_null(strstr(r.err, "tspkt: -w in.pcap: that is the "
+					      "capture being read (-r -)"));
+		child_result_free(&r);
+		after = slurp(p, &len2);
+		assert_int_equal(len2, len);
+		assert_memory_equal(after, before, len);
+		free(after);
+	}
+	free(before);
+}
+
 /* fsm searches for a token program, which a rule's string cannot be: the
  * message says so and what to use, for a rule and for --algo. */
 static void test_algo_fsm(void **state)
@@ -1789,6 +1853,7 @@ int main(void)
 		cmocka_unit_test(test_filter_and_errors),
 		cmocka_unit_test(test_pcapng_time_overflow),
 		cmocka_unit_test(test_algo_fsm),
+		cmocka_unit_test(test_write_onto_input),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_write),
 		cmocka_unit_test(test_fragments),

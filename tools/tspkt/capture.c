@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tspkt.h"
 
@@ -193,6 +195,18 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 fail:
 	capture_close(c);
 	return NULL;
+}
+
+bool capture_reads_file(const struct capture *c, const char *path)
+{
+	struct stat in, out;
+	FILE *f;
+
+	if (c->live || !(f = pcap_file(c->p)) || fstat(fileno(f), &in))
+		return false;
+	if (strcmp(path, "-") ? stat(path, &out) : fstat(STDOUT_FILENO, &out))
+		return false;	/* not there yet: not the input */
+	return in.st_dev == out.st_dev && in.st_ino == out.st_ino;
 }
 
 int capture_linktype(const struct capture *c)

@@ -399,6 +399,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
 		goto done;
 	}
+	/* opening -w truncates it: never the file still to be read */
+	if (o->write_file && capture_reads_file(cap, o->write_file)) {
+		fprintf(stderr, TSPKT_PROG ": -w %s: that is the capture being "
+			"read (-r %s); not overwriting it\n", o->write_file,
+			o->read_file);
+		goto done;
+	}
 	out = output_new(o, o->rules.nclasses, capture_linktype(cap),
 			 capture_snaplen(cap), err, sizeof(err));
 	if (!out) {

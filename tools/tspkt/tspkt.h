@@ -136,6 +136,9 @@ struct capture;
 struct capture *capture_open(const struct tspkt_opts *o, char *err,
 			     size_t errlen);
 int capture_linktype(const struct capture *c);
+/* Whether @path ("-": standard output) is the capture file being read, by
+ * device and inode, so also through another name. */
+bool capture_reads_file(const struct capture *c, const char *path);
 unsigned int capture_snaplen(const struct capture *c);
 
 /*
