@@ -1043,6 +1043,86 @@ static void test_write(void **state)
 	free_recs(out, nout);
 }
 
+/*
+ * -w with frames past 64 KiB (link header and datagram together): the
+ * largest IPv4 and IPv6 datagrams whole, an IPv6 first fragment of 64 KiB
+ * and a 64 KiB IPv4 datagram from two fragments.  Read back by libpcap,
+ * every frame is the input's, byte for byte, link header included; and
+ * tcpdump reads each one's Ethernet addresses as written.
+ */
+static void test_write_big_frames(void **state)
+{
+	static const unsigned int v6cut = 65520, v4cut = 32000;
+	struct pg_frame *f = frames_new(3);
+	uint8_t *payload = malloc(65535);
+	struct rec *in, *out;
+	size_t nin, nout, i;
+	struct capture c;
+	struct child_result r;
+	char p[4200], cmd[8800], *text;
+	const char *s;
+	unsigned int k, n, big = 0;
+
+	(void)state;
+	assert_non_null(payload);
+	memset(payload, 'z', 65535);
+	memcpy(payload, "needle", 6);
+	cap_open(&c, "big.pcap", 0);
+	pg_build(&f[0], &flow_udp4, "a needle", 8);
+	cap_put(&c, &f[0], 0);
+	/* IPv4 total length 65535 */
+	pg_build(&f[0], &flow_udp4, payload, 65535 - 20 - 8);
+	cap_put(&c, &f[0], 0);
+	/* IPv6 payload length 65535 */
+	pg_build(&f[0], &flow_udp6, payload, 65535 - 8);
+	cap_put(&c, &f[0], 0);
+	/* the same in two fragments, the first a frame of 65582 bytes */
+	n = pg_build_fragments(f, &flow_udp6, payload, 65535 - 8, &v6cut, 1,
+			       7);
+	for (k = 0; k < n; k++)
+		cap_put(&c, &f[k], 0);
+	/* a 65535-byte IPv4 datagram from two fragments of 32 KiB */
+	n = pg_build_fragments(f, &flow_udp4, payload, 65535 - 20 - 8,
+			       &v4cut, 1, 9);
+	for (k = 0; k < n; k++)
+		cap_put(&c, &f[k], 0);
+	cap_close(&c);
+	free(f);
+	free(payload);
+
+	run_tspkt(&r, "-w", "big-out.pcap", "-r", "big.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "classified", "matched"), 5);
+	assert_int_equal(counter(&r, "fragments", "reassembled"), 2);
+	child_result_free(&r);
+	nin = read_capture("big.pcap", &in);
+	nout = read_capture("big-out.pcap", &out);
+	assert_int_equal(nin, 7);
+	assert_int_equal(nout, nin);
+	for (i = 0; i < nin; i++) {
+		big += in[i].h.caplen > 65535;
+		same_record(&in[i], &out[i]);
+	}
+	assert_int_equal(big, 3);
+	free_recs(in, nin);
+	free_recs(out, nout);
+
+	/* tcpdump -e: "src MAC > dst MAC" on every frame */
+	path_of(p, sizeof(p), "big-out.pcap");
+	snprintf(cmd, sizeof(cmd), "tcpdump -n -e -r '%s' > '%s.txt' "
+		 "2>/dev/null", p, p);
+	assert_int_equal(system(cmd), 0);
+	strcat(p, ".txt");
+	text = slurp(p, NULL);
+	for (n = 0, s = text; (s = strstr(s, "02:00:00:00:00:01 > "
+					     "02:00:00:00:00:02")); s++)
+		n++;
+	if (n != 7)
+		fail_msg("tcpdump read %u frames with their addresses of 7:"
+			 "\n%s", n, text);
+	free(text);
+}
+
 /* ---- fragments ---------------------------------------------------------------------- */
 
 /* A datagram with @pat at payload offset @at, cut at @cut (IP payload
@@ -1856,6 +1936,7 @@ int main(void)
 		cmocka_unit_test(test_write_onto_input),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_write),
+		cmocka_unit_test(test_write_big_frames),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_kernel_selftest_layout),
 		cmocka_unit_test(test_malformed),
