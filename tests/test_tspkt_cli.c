@@ -714,7 +714,7 @@ static void test_filter_and_errors(void **state)
 	expect_status(&r, 0);
 	assert_int_equal(counter(&r, "frames", "read"), 2);
 	assert_int_equal(counter(&r, "classified", "matched"), 2);
-	/* frames are numbered as the filter passes them, as ngrep does */
+	/* frames are numbered as the filter passes them, as tcpdump does */
 	assert_non_null(strstr(r.out, "frame=1\n"));
 	assert_non_null(strstr(r.out, "frame=2\n"));
 	child_result_free(&r);
@@ -1600,6 +1600,70 @@ static void tspkt_frames(const char *out, bool *set, size_t n)
 }
 
 /*
+ * Frame numbers count every frame libpcap delivers, an ARP frame too, as
+ * tcpdump -# numbers them; ngrep numbers only the IP packets its own
+ * filter passes, so its numbers fall behind after a non-IP frame.
+ */
+static void test_frame_numbers(void **state)
+{
+	static const char needles[][12] = { "needle one", "", "needle two" };
+	struct pg_frame *f = frames_new(1);
+	char p[4200], cmd[8800], *text;
+	bool ng[3] = { false }, ts[3] = { false };
+	struct child_result r;
+	struct capture c;
+	unsigned int i;
+
+	(void)state;
+	cap_open(&c, "arp.pcap", 0);
+	for (i = 0; i < 3; i++) {
+		pg_build(f, &flow_udp4, needles[i], 10);
+		if (i == 1) {
+			/* ARP: the Ethernet header, type 0x0806, a zero body */
+			f->bytes[12] = 0x08;
+			f->bytes[13] = 0x06;
+			memset(f->bytes + 14, 0, 28);
+			f->len = 14 + 28;
+		}
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	free(f);
+	run_tspkt(&r, "-r", "arp.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "frames", "not-ip"), 1);
+	tspkt_frames(r.out, ts, 3);
+	child_result_free(&r);
+	assert_true(ts[0] && !ts[1] && ts[2]);
+
+	path_of(p, sizeof(p), "arp.pcap");
+	snprintf(cmd, sizeof(cmd), "tcpdump -# -n -r '%s' > '%s.tcpdump' "
+		 "2>/dev/null", p, p);
+	assert_int_equal(system(cmd), 0);
+	strcat(p, ".tcpdump");
+	text = slurp(p, NULL);
+	if (!strstr(text, "    1  ") || !strstr(text, "    2  ") ||
+	    !strstr(strstr(text, "    2  "), "ARP") ||
+	    !strstr(text, "    3  ") || !strstr(strstr(text, "    3  "), "IP "))
+		fail_msg("tcpdump -# numbers these frames otherwise:\n%s", text);
+	free(text);
+
+	if (!have_ngrep())
+		fail_msg("ngrep not installed (scripts/install-deps.sh "
+			 "installs it)");
+	path_of(p, sizeof(p), "arp.pcap");
+	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t needle > '%s.ngrep' "
+		 "2>/dev/null", p, p);
+	assert_int_equal(system(cmd), 0);
+	strcat(p, ".ngrep");
+	text = slurp(p, NULL);
+	ngrep_frames(text, ng, 3);
+	if (!ng[0] || !ng[1] || ng[2])
+		fail_msg("ngrep no longer numbers only IP packets:\n%s", text);
+	free(text);
+}
+
+/*
  * ngrep @nopt and tspkt @topt (both may be empty) with @pat on the ngrep
  * capture: the same frames, apart from frames @skip_from..@nframes (the
  * fragmented datagrams, compared by the caller).  Returns how many.
@@ -1942,6 +2006,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_backlog),
 		cmocka_unit_test(test_ngrep),
+		cmocka_unit_test(test_frame_numbers),
 		cmocka_unit_test(test_live),
 	};
 	const char *build = getenv("BUILD");
