@@ -12,6 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h"
+#include "backlog.h"
+#include "decode.h"
+#include "defrag.h"
+#include "output.h"
 #include "tspkt.h"
 
 struct capture {

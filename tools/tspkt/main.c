@@ -19,6 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backlog.h"
+#include "capture.h"
+#include "classify.h"
+#include "defrag.h"
+#include "output.h"
+#include "rules.h"
 #include "tspkt.h"
 
 #define MAX_WORKERS 256u
