@@ -370,16 +370,13 @@ static unsigned int find_in(const char *hay, const char *pat, bool icase)
 	return UINT_MAX;
 }
 
-/* The mixed frames as pcapng (libpcap reads it, writes only pcap): a
- * section header, one Ethernet interface, one enhanced packet block per
- * frame with microsecond times (the default resolution). */
-static void write_mixed_pcapng(const char *name)
+/* pcapng (libpcap reads it, writes only pcap): a section header and one
+ * Ethernet interface with microsecond times (the default resolution). */
+static FILE *pcapng_open(const char *name)
 {
-	struct pg_frame *f = frames_new(1);
 	char p[4200];
-	uint32_t w[8];
+	uint32_t w[7];
 	FILE *out;
-	size_t i;
 
 	path_of(p, sizeof(p), name);
 	out = fopen(p, "wb");
@@ -399,23 +396,37 @@ static void write_mixed_pcapng(const char *name)
 	w[3] = 0;
 	w[4] = 20;
 	fwrite(w, 4, 5, out);
-	for (i = 0; i < NMIXED; i++) {
-		uint64_t us = (uint64_t)frame_us((unsigned int)i + 1);
-		uint32_t pad, zero = 0;
+	return out;
+}
 
+/* An enhanced packet block: @f at time @ts (in the interface's unit). */
+static void pcapng_put(FILE *out, const struct pg_frame *f, uint64_t ts)
+{
+	uint32_t w[7], pad = (4 - f->len % 4) % 4, zero = 0;
+
+	w[0] = 6;
+	w[1] = 32 + f->len + pad;
+	w[2] = 0;
+	w[3] = (uint32_t)(ts >> 32);
+	w[4] = (uint32_t)ts;
+	w[5] = w[6] = f->len;
+	fwrite(w, 4, 7, out);
+	fwrite(f->bytes, 1, f->len, out);
+	fwrite(&zero, 1, pad, out);
+	fwrite(&w[1], 4, 1, out);
+}
+
+/* The mixed frames as pcapng, one enhanced packet block per frame. */
+static void write_mixed_pcapng(const char *name)
+{
+	struct pg_frame *f = frames_new(1);
+	FILE *out = pcapng_open(name);
+	size_t i;
+
+	for (i = 0; i < NMIXED; i++) {
 		pg_build(f, mixed[i].flow, mixed[i].payload,
 			 (unsigned int)strlen(mixed[i].payload));
-		pad = (4 - f->len % 4) % 4;
-		w[0] = 6;
-		w[1] = 32 + f->len + pad;
-		w[2] = 0;
-		w[3] = (uint32_t)(us >> 32);
-		w[4] = (uint32_t)us;
-		w[5] = w[6] = f->len;
-		fwrite(w, 4, 7, out);
-		fwrite(f->bytes, 1, f->len, out);
-		fwrite(&zero, 1, pad, out);
-		fwrite(&w[1], 4, 1, out);
+		pcapng_put(out, f, (uint64_t)frame_us((unsigned int)i + 1));
 	}
 	assert_int_equal(fclose(out), 0);
 	free(f);
@@ -703,7 +714,7 @@ static void test_filter_and_errors(void **state)
 	expect_status(&r, 0);
 	assert_int_equal(counter(&r, "frames", "read"), 2);
 	assert_int_equal(counter(&r, "classified", "matched"), 2);
-	/* frames are numbered as the filter passes them, as ngrep does */
+	/* frames are numbered as the filter passes them, as tcpdump does */
 	assert_non_null(strstr(r.out, "frame=1\n"));
 	assert_non_null(strstr(r.out, "frame=2\n"));
 	child_result_free(&r);
@@ -774,6 +785,143 @@ static void test_filter_and_errors(void **state)
 	expect_status(&r, 2);
 	assert_non_null(strstr(r.err, "tspkt-no-such-if0"));
 	child_result_free(&r);
+}
+
+/*
+ * A pcapng time stamp past what int64_t nanoseconds hold (high word
+ * 0xffffffff: about 584 000 years of microseconds) is a malformed frame,
+ * not a wrapped time (a time in 1969, and signed overflow under UBSan);
+ * the frames around it are searched as usual.
+ */
+static void test_pcapng_time_overflow(void **state)
+{
+	struct pg_frame *f = frames_new(1);
+	struct expect e = { 0 };
+	struct child_result r;
+	FILE *out;
+	unsigned int i;
+
+	(void)state;
+	out = pcapng_open("far.pcapng");
+	for (i = 1; i <= 3; i++) {
+		pg_build(f, &flow_udp4, "a needle", 8);
+		pcapng_put(out, f, i == 2 ? 0xffffffff00000000ull + 42 :
+			   (uint64_t)frame_us(i));
+		if (i != 2)
+			expect_line(&e, &flow_udp4, i, 20 + 8 + 8,
+				    "match offset=2", 1);
+	}
+	assert_int_equal(fclose(out), 0);
+	free(f);
+	run_tspkt(&r, "--verbose", "-r", "far.pcapng", "needle", NULL);
+	expect_status(&r, 0);
+	check_out(&r, &e);
+	assert_null(strstr(r.out, "1969"));
+	assert_non_null(strstr(r.err, "far.pcapng: frame 2: time stamp out "
+				      "of range"));
+	assert_int_equal(counter(&r, "frames", "read"), 3);
+	assert_int_equal(counter(&r, "frames", "malformed"), 1);
+	assert_int_equal(counter(&r, "classified", "matched"), 2);
+	child_result_free(&r);
+	free(e.text);
+}
+
+/*
+ * -w onto the capture being read would truncate it before it is read: it
+ * is refused by device and inode, whatever the name (the same, another
+ * path, a hard link, a symbolic link, standard input), and the capture
+ * stays as it was.
+ */
+static void test_write_onto_input(void **state)
+{
+	static const char *const names[] = {
+		"in.pcap", "./in.pcap", "in-hard.pcap", "in-sym.pcap",
+	};
+	char p[4200], q[4200], absp[4300], msg[4400];
+	struct child_result r;
+	size_t len, len2, i;
+	char *before, *after;
+
+	(void)state;
+	write_mixed("in.pcap");
+	path_of(p, sizeof(p), "in.pcap");
+	before = slurp(p, &len);
+	path_of(q, sizeof(q), "in-hard.pcap");
+	unlink(q);
+	assert_int_equal(link(p, q), 0);
+	path_of(q, sizeof(q), "in-sym.pcap");
+	unlink(q);
+	assert_int_equal(symlink("in.pcap", q), 0);
+	snprintf(absp, sizeof(absp), "%s", p);
+	for (i = 0; i <= sizeof(names) / sizeof(*names); i++) {
+		const char *w = i < sizeof(names) / sizeof(*names) ?
+				names[i] : absp;
+
+		run_tspkt(&r, "-r", "in.pcap", "-w", w, "needle", NULL);
+		expect_status(&r, 2);
+		assert_string_equal(r.out, "");
+		snprintf(msg, sizeof(msg), "tspkt: -w %s: that is the capture "
+			 "being read (-r in.pcap)", w);
+		if (!strstr(r.err, msg))
+			fail_msg("-w %s: message lacks '%s':\n%s", w, msg,
+				 r.err);
+		child_result_free(&r);
+		after = slurp(p, &len2);
+		assert_int_equal(len2, len);
+		assert_memory_equal(after, before, len);
+		free(after);
+	}
+	/* standard input redirected from the capture: the same file */
+	{
+		char *const argv[] = { "sh", "-c", "exec \"$0\" -r - -w "
+				       "in.pcap needle < in.pcap", tspkt_path,
+				       NULL };
+
+		run_argv(argv, &r);
+		expect_status(&r, 2);
+		assert_non_null(strstr(r.err, "tspkt: -w in.pcap: that is the "
+					      "capture being read (-r -)"));
+		child_result_free(&r);
+		after = slurp(p, &len2);
+		assert_int_equal(len2, len);
+		assert_memory_equal(after, before, len);
+		free(after);
+	}
+	free(before);
+}
+
+/* fsm searches for a token program, which a rule's string cannot be: the
+ * message says so and what to use, for a rule and for --algo. */
+static void test_algo_fsm(void **state)
+{
+	static const char *const want[] = {
+		"algorithm 'fsm' takes tokens", "tspkt rules take strings",
+		"use kmp, bm, rarebyte or auto",
+	};
+	struct child_result r;
+	size_t i;
+	int k;
+
+	(void)state;
+	write_mixed("mixed.pcap");
+	for (k = 0; k < 2; k++) {
+		if (k == 0)
+			run_tspkt(&r, "-r", "mixed.pcap", "-e",
+				  "algo fsm string needle", NULL);
+		else
+			run_tspkt(&r, "--algo", "fsm", "-r", "mixed.pcap",
+				  "needle", NULL);
+		expect_status(&r, 2);
+		assert_string_equal(r.out, "");
+		for (i = 0; i < sizeof(want) / sizeof(*want); i++)
+			if (!strstr(r.err, want[i]))
+				fail_msg("message lacks '%s':\n%s", want[i],
+					 r.err);
+		if (!strstr(r.err, k == 0 ? "rule 1 (-e): " : "--algo fsm: "))
+			fail_msg("message does not say where:\n%s", r.err);
+		assert_null(strstr(r.err, "invalid argument"));
+		child_result_free(&r);
+	}
 }
 
 /* --json: one object per matching packet, fields checked. */
@@ -893,6 +1041,86 @@ static void test_write(void **state)
 	assert_int_equal(k, nout);
 	free_recs(in, nin);
 	free_recs(out, nout);
+}
+
+/*
+ * -w with frames past 64 KiB (link header and datagram together): the
+ * largest IPv4 and IPv6 datagrams whole, an IPv6 first fragment of 64 KiB
+ * and a 64 KiB IPv4 datagram from two fragments.  Read back by libpcap,
+ * every frame is the input's, byte for byte, link header included; and
+ * tcpdump reads each one's Ethernet addresses as written.
+ */
+static void test_write_big_frames(void **state)
+{
+	static const unsigned int v6cut = 65520, v4cut = 32000;
+	struct pg_frame *f = frames_new(3);
+	uint8_t *payload = malloc(65535);
+	struct rec *in, *out;
+	size_t nin, nout, i;
+	struct capture c;
+	struct child_result r;
+	char p[4200], cmd[8800], *text;
+	const char *s;
+	unsigned int k, n, big = 0;
+
+	(void)state;
+	assert_non_null(payload);
+	memset(payload, 'z', 65535);
+	memcpy(payload, "needle", 6);
+	cap_open(&c, "big.pcap", 0);
+	pg_build(&f[0], &flow_udp4, "a needle", 8);
+	cap_put(&c, &f[0], 0);
+	/* IPv4 total length 65535 */
+	pg_build(&f[0], &flow_udp4, payload, 65535 - 20 - 8);
+	cap_put(&c, &f[0], 0);
+	/* IPv6 payload length 65535 */
+	pg_build(&f[0], &flow_udp6, payload, 65535 - 8);
+	cap_put(&c, &f[0], 0);
+	/* the same in two fragments, the first a frame of 65582 bytes */
+	n = pg_build_fragments(f, &flow_udp6, payload, 65535 - 8, &v6cut, 1,
+			       7);
+	for (k = 0; k < n; k++)
+		cap_put(&c, &f[k], 0);
+	/* a 65535-byte IPv4 datagram from two fragments of 32 KiB */
+	n = pg_build_fragments(f, &flow_udp4, payload, 65535 - 20 - 8,
+			       &v4cut, 1, 9);
+	for (k = 0; k < n; k++)
+		cap_put(&c, &f[k], 0);
+	cap_close(&c);
+	free(f);
+	free(payload);
+
+	run_tspkt(&r, "-w", "big-out.pcap", "-r", "big.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "classified", "matched"), 5);
+	assert_int_equal(counter(&r, "fragments", "reassembled"), 2);
+	child_result_free(&r);
+	nin = read_capture("big.pcap", &in);
+	nout = read_capture("big-out.pcap", &out);
+	assert_int_equal(nin, 7);
+	assert_int_equal(nout, nin);
+	for (i = 0; i < nin; i++) {
+		big += in[i].h.caplen > 65535;
+		same_record(&in[i], &out[i]);
+	}
+	assert_int_equal(big, 3);
+	free_recs(in, nin);
+	free_recs(out, nout);
+
+	/* tcpdump -e: "src MAC > dst MAC" on every frame */
+	path_of(p, sizeof(p), "big-out.pcap");
+	snprintf(cmd, sizeof(cmd), "tcpdump -n -e -r '%s' > '%s.txt' "
+		 "2>/dev/null", p, p);
+	assert_int_equal(system(cmd), 0);
+	strcat(p, ".txt");
+	text = slurp(p, NULL);
+	for (n = 0, s = text; (s = strstr(s, "02:00:00:00:00:01 > "
+					     "02:00:00:00:00:02")); s++)
+		n++;
+	if (n != 7)
+		fail_msg("tcpdump read %u frames with their addresses of 7:"
+			 "\n%s", n, text);
+	free(text);
 }
 
 /* ---- fragments ---------------------------------------------------------------------- */
@@ -1372,6 +1600,70 @@ static void tspkt_frames(const char *out, bool *set, size_t n)
 }
 
 /*
+ * Frame numbers count every frame libpcap delivers, an ARP frame too, as
+ * tcpdump -# numbers them; ngrep numbers only the IP packets its own
+ * filter passes, so its numbers fall behind after a non-IP frame.
+ */
+static void test_frame_numbers(void **state)
+{
+	static const char needles[][12] = { "needle one", "", "needle two" };
+	struct pg_frame *f = frames_new(1);
+	char p[4200], cmd[8800], *text;
+	bool ng[3] = { false }, ts[3] = { false };
+	struct child_result r;
+	struct capture c;
+	unsigned int i;
+
+	(void)state;
+	cap_open(&c, "arp.pcap", 0);
+	for (i = 0; i < 3; i++) {
+		pg_build(f, &flow_udp4, needles[i], 10);
+		if (i == 1) {
+			/* ARP: the Ethernet header, type 0x0806, a zero body */
+			f->bytes[12] = 0x08;
+			f->bytes[13] = 0x06;
+			memset(f->bytes + 14, 0, 28);
+			f->len = 14 + 28;
+		}
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	free(f);
+	run_tspkt(&r, "-r", "arp.pcap", "needle", NULL);
+	expect_status(&r, 0);
+	assert_int_equal(counter(&r, "frames", "not-ip"), 1);
+	tspkt_frames(r.out, ts, 3);
+	child_result_free(&r);
+	assert_true(ts[0] && !ts[1] && ts[2]);
+
+	path_of(p, sizeof(p), "arp.pcap");
+	snprintf(cmd, sizeof(cmd), "tcpdump -# -n -r '%s' > '%s.tcpdump' "
+		 "2>/dev/null", p, p);
+	assert_int_equal(system(cmd), 0);
+	strcat(p, ".tcpdump");
+	text = slurp(p, NULL);
+	if (!strstr(text, "    1  ") || !strstr(text, "    2  ") ||
+	    !strstr(strstr(text, "    2  "), "ARP") ||
+	    !strstr(text, "    3  ") || !strstr(strstr(text, "    3  "), "IP "))
+		fail_msg("tcpdump -# numbers these frames otherwise:\n%s", text);
+	free(text);
+
+	if (!have_ngrep())
+		fail_msg("ngrep not installed (scripts/install-deps.sh "
+			 "installs it)");
+	path_of(p, sizeof(p), "arp.pcap");
+	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t needle > '%s.ngrep' "
+		 "2>/dev/null", p, p);
+	assert_int_equal(system(cmd), 0);
+	strcat(p, ".ngrep");
+	text = slurp(p, NULL);
+	ngrep_frames(text, ng, 3);
+	if (!ng[0] || !ng[1] || ng[2])
+		fail_msg("ngrep no longer numbers only IP packets:\n%s", text);
+	free(text);
+}
+
+/*
  * ngrep @nopt and tspkt @topt (both may be empty) with @pat on the ngrep
  * capture: the same frames, apart from frames @skip_from..@nframes (the
  * fragmented datagrams, compared by the caller).  Returns how many.
@@ -1703,13 +1995,18 @@ int main(void)
 		cmocka_unit_test(test_plain_pattern),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_filter_and_errors),
+		cmocka_unit_test(test_pcapng_time_overflow),
+		cmocka_unit_test(test_algo_fsm),
+		cmocka_unit_test(test_write_onto_input),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_write),
+		cmocka_unit_test(test_write_big_frames),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_kernel_selftest_layout),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_backlog),
 		cmocka_unit_test(test_ngrep),
+		cmocka_unit_test(test_frame_numbers),
 		cmocka_unit_test(test_live),
 	};
 	const char *build = getenv("BUILD");

@@ -645,7 +645,8 @@ static void test_transport_headers(void **state)
 }
 
 /* The largest IPv6 packet behind Ethernet passes the 64 KiB a buffer's
- * linear part may hold: it is read whole all the same. */
+ * linear part may hold: it is read whole all the same, and its Ethernet
+ * header is kept (-w writes the frame from it). */
 static void test_largest_ipv6_packet(void **state)
 {
 	struct pg_frame *f = frame_buf();
@@ -664,7 +665,8 @@ static void test_largest_ipv6_packet(void **state)
 	assert_non_null(skb);
 	assert_int_equal(skb->len, 40 + 65535);
 	assert_int_equal(meta.net_len, 40 + 65535);
-	assert_int_equal(skb->mac_header, SKB_HEADER_UNSET);
+	assert_int_equal(skb->network_header, skb->mac_header + ETH_HLEN);
+	assert_memory_equal(skb_mac_header(skb), f->bytes, ETH_HLEN);
 	copy = malloc(skb->len);
 	assert_non_null(copy);
 	assert_int_equal(skb_copy_bits(skb, 0, copy, (int)skb->len), 0);

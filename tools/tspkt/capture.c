@@ -9,7 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "capture.h"
+#include "backlog.h"
+#include "decode.h"
+#include "defrag.h"
+#include "output.h"
 #include "tspkt.h"
 
 struct capture {
@@ -195,6 +202,18 @@ fail:
 	return NULL;
 }
 
+bool capture_reads_file(const struct capture *c, const char *path)
+{
+	struct stat in, out;
+	FILE *f;
+
+	if (c->live || !(f = pcap_file(c->p)) || fstat(fileno(f), &in))
+		return false;
+	if (strcmp(path, "-") ? stat(path, &out) : fstat(STDOUT_FILENO, &out))
+		return false;	/* not there yet: not the input */
+	return in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
 int capture_linktype(const struct capture *c)
 {
 	return c->linktype;
@@ -207,12 +226,32 @@ unsigned int capture_snaplen(const struct capture *c)
 	return s > 0 ? (unsigned int)s : 262144u;
 }
 
+#define NSEC_PER_SEC 1000000000LL
+
+/*
+ * A pcapng time stamp has 64 bits in any unit, so libpcap can hand over a
+ * time past what int64_t nanoseconds hold (after 2262): false then, rather
+ * than a wrapped time that would also upset the reassembly's time-outs.
+ */
+static bool time_to_ns(const struct capture *c, const struct timeval *tv,
+		       int64_t *ns)
+{
+	const int64_t sec = (int64_t)tv->tv_sec;
+	const int64_t frac = (int64_t)tv->tv_usec * c->ns_per_tick;
+
+	if (frac < 0 || frac >= NSEC_PER_SEC ||
+	    sec > (INT64_MAX - frac) / NSEC_PER_SEC ||
+	    sec < INT64_MIN / NSEC_PER_SEC)
+		return false;
+	*ns = sec * NSEC_PER_SEC + frac;
+	return true;
+}
+
 /* One frame from libpcap into the backlog (or the defrag queues). */
 static void receive(struct capture *c, struct defrag *d, struct backlog *b,
 		    const struct pcap_pkthdr *h, const u_char *data)
 {
-	const int64_t ts_ns = (int64_t)h->ts.tv_sec * 1000000000 +
-			      (int64_t)h->ts.tv_usec * c->ns_per_tick;
+	int64_t ts_ns;
 	struct pkt_meta meta;
 	struct ip_frag_info frag;
 	struct pkt_info *info;
@@ -221,8 +260,13 @@ static void receive(struct capture *c, struct defrag *d, struct backlog *b,
 	const char *why;
 
 	c->st.frames++;
-	skb = pkt_decode_frame(c->linktype, data, h->caplen, ts_ns, &meta,
-			       &frag, &why);
+	if (!time_to_ns(c, &h->ts, &ts_ns)) {
+		skb = NULL;
+		why = "time stamp out of range (past the year 2262)";
+	} else {
+		skb = pkt_decode_frame(c->linktype, data, h->caplen, ts_ns,
+				       &meta, &frag, &why);
+	}
 	if (!skb) {
 		if (!why) {
 			c->st.not_ip++;

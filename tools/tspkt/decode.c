@@ -275,7 +275,7 @@ static const char *decode_ipv6(const uint8_t *ip, unsigned int avail,
 }
 
 /* Copy @len bytes at @src into a new buffer: linear as far as alloc_skb()
- * allows, the rest (only for a 64 KiB IPv6 payload behind a link header)
+ * allows, the rest (only for a datagram near 64 KiB behind a link header)
  * in one heap fragment the buffer releases. */
 static struct sk_buff *copy_to_skb(const uint8_t *src, unsigned int len)
 {
@@ -308,7 +308,7 @@ struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
 				 struct pkt_meta *meta,
 				 struct ip_frag_info *frag, const char **why)
 {
-	unsigned int l3off, copy_from;
+	unsigned int l3off;
 	const char *reason;
 	struct sk_buff *skb;
 	int family;
@@ -349,19 +349,16 @@ struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
 		return NULL;
 	}
 
-	/* Keep the link header when the 16-bit header offsets allow it; the
-	 * datagram's own length drops any link padding. */
-	copy_from = l3off + meta->net_len <= SKB_MAX_HEAD ? 0 : l3off;
-	skb = copy_to_skb(frame + copy_from, l3off - copy_from + meta->net_len);
+	/* The link header stays, whatever the datagram's size, for -w to
+	 * write the frame again; the datagram's own length drops any link
+	 * padding. */
+	skb = copy_to_skb(frame, l3off + meta->net_len);
 	if (!skb) {
 		*why = "out of memory";
 		return NULL;
 	}
-	if (copy_from == 0)
-		skb_reset_mac_header(skb);
-	else
-		skb->mac_header = SKB_HEADER_UNSET;
-	skb_pull(skb, l3off - copy_from);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, l3off);
 	skb_reset_network_header(skb);
 	skb->transport_header = SKB_HEADER_UNSET;
 	skb->protocol = (u16)(family == 4 ? ETH_P_IP : ETH_P_IPV6);

@@ -37,12 +37,13 @@ struct pkt_meta {
 
 /*
  * Copy a captured frame of @caplen bytes (link type @linktype, a DLT_*
- * value) into a new buffer: skb->data at the IP header, mac_header and
- * network_header set, the linear part cut to the IP datagram's own length
- * (link padding dropped), tstamp_ns set from @ts_ns, protocol ETH_P_IP or
- * ETH_P_IPV6 (mac_header is unset only when link header and datagram
- * together pass 64 KiB, the limit of 16-bit header offsets).  Fills @meta (family,
- * l4proto of the IP header, addresses, net_len) and @frag.
+ * value) into a new buffer: the link header before skb->data, skb->data
+ * at the IP header, mac_header and network_header set, the buffer cut to
+ * the IP datagram's own length (link padding dropped), tstamp_ns set from
+ * @ts_ns, protocol ETH_P_IP or ETH_P_IPV6.  What passes the 64 KiB of a
+ * linear part (link header and datagram together) is in one fragment.
+ * Fills @meta (family, l4proto of the IP header, addresses, net_len) and
+ * @frag.
  *
  * Returns the buffer, or NULL with a reason in @why (a static string such
  * as "truncated IPv4 header", "bad IPv4 header length", "unsupported link

@@ -19,6 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backlog.h"
+#include "capture.h"
+#include "classify.h"
+#include "defrag.h"
+#include "output.h"
+#include "rules.h"
 #include "tspkt.h"
 
 #define MAX_WORKERS 256u
@@ -397,6 +403,13 @@ int main(int argc, char **argv)
 	cap = capture_open(o, err, sizeof(err));
 	if (!cap) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
+		goto done;
+	}
+	/* opening -w truncates it: never the file still to be read */
+	if (o->write_file && capture_reads_file(cap, o->write_file)) {
+		fprintf(stderr, TSPKT_PROG ": -w %s: that is the capture being "
+			"read (-r %s); not overwriting it\n", o->write_file,
+			o->read_file);
 		goto done;
 	}
 	out = output_new(o, o->rules.nclasses, capture_linktype(cap),

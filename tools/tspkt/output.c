@@ -8,14 +8,16 @@
  * more than the ring's size ahead waits, which bounds memory.
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
-#include <arpa/inet.h>
 #include <errno.h>
+#include <pcap/pcap.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "output.h"
+#include "defrag.h"
 #include "tspkt.h"
 
 /* pcap's largest snapshot length: no frame is longer */
@@ -38,53 +40,6 @@ struct output {
 	uint8_t *frame_buf;	/* a frame rebuilt for -w */
 	bool locks_ready;
 };
-
-/* ---- formatting ------------------------------------------------------------ */
-
-void format_time(int64_t ts_ns, char *buf, size_t len)
-{
-	time_t sec = (time_t)(ts_ns / 1000000000);
-	long usec = (long)(ts_ns % 1000000000 / 1000);
-	struct tm tm;
-
-	if (usec < 0) {
-		usec += 1000000;
-		sec--;
-	}
-	if (!gmtime_r(&sec, &tm)) {
-		snprintf(buf, len, "%lld.%06ld", (long long)sec, usec);
-		return;
-	}
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, usec);
-}
-
-const char *proto_name(uint8_t proto, char *buf, size_t len)
-{
-	switch (proto) {
-	case 6:
-		return "TCP";
-	case 17:
-		return "UDP";
-	case 1:
-		return "ICMP";
-	case 58:
-		return "ICMPv6";
-	case 132:
-		return "SCTP";
-	default:
-		snprintf(buf, len, "proto-%u", proto);
-		return buf;
-	}
-}
-
-void format_addr(int family, const uint8_t *addr, char *buf, size_t len)
-{
-	if (!inet_ntop(family == 6 ? AF_INET6 : AF_INET, addr, buf,
-		       (socklen_t)len))
-		snprintf(buf, len, "?");
-}
 
 /* ---- setup ------------------------------------------------------------------- */
 

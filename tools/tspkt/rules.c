@@ -130,6 +130,18 @@ static int parse_offset(const char *key, const char *s, unsigned int *out,
 
 /* ---- parsing ------------------------------------------------------------- */
 
+/* fsm's pattern is a token program (struct ts_fsm_token), which a rule's
+ * string never is: the library would only say "invalid argument". */
+static int check_algo(const char *algo, char *err, size_t errlen)
+{
+	if (strcmp(algo, "fsm"))
+		return 0;
+	say(err, errlen, "algorithm 'fsm' takes tokens (struct ts_fsm_token), "
+	    "not a string; tspkt rules take strings: use kmp, bm, rarebyte or "
+	    "auto");
+	return -1;
+}
+
 static int add_class(struct ruleset *rs, struct rule *r)
 {
 	size_t i;
@@ -259,6 +271,8 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 				say(err, errlen, "bad algorithm name '%s'", v.text);
 				goto bad_tv;
 			}
+			if (check_algo(v.text, err, errlen))
+				goto bad_tv;
 			memcpy(r->algo, v.text, v.len + 1);
 			r->algo_given = true;
 			free(v.text);
@@ -417,6 +431,7 @@ int ruleset_load_file(struct ruleset *rs, const char *path, char *err,
 int ruleset_prepare(struct ruleset *rs, const char *algo, char *err,
 		    size_t errlen)
 {
+	char why[256];
 	size_t i;
 
 	for (i = 0; i < rs->n; i++) {
@@ -428,6 +443,10 @@ int ruleset_prepare(struct ruleset *rs, const char *algo, char *err,
 			if (strlen(algo) > TS_NAME_MAX) {
 				say(err, errlen, "bad algorithm name '%s'",
 				    algo);
+				return -1;
+			}
+			if (check_algo(algo, why, sizeof(why))) {
+				say(err, errlen, "--algo %s: %s", algo, why);
 				return -1;
 			}
 			strcpy(r->algo, algo);

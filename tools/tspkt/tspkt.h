@@ -1,22 +1,18 @@
 /*
- * tspkt.h - what tspkt's parts share: options, the per-buffer bookkeeping
- * kept in skb->cb, and the stages of the receive path:
- *
- *   capture.c   libpcap -> pkt_decode_frame -> defrag -> netif_rx()
- *   classify.c  worker threads: backlog_dequeue -> rules -> a result
- *   output.c    results back in capture order: lines, --json, -w, counters
+ * tspkt.h - what several of tspkt's modules share: the program's name, the
+ * options, and the bookkeeping a packet buffer carries through the stages
+ * (skb->cb, and the pkt_info of a datagram in the backlog).  Each module
+ * declares its own interface in its own header (README.md says why).
  */
 #ifndef TSPKT_H
 #define TSPKT_H
 
-#include <pcap/pcap.h>
-#include <stdatomic.h>
+#include <textsearch_skb.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backlog.h"
 #include "decode.h"
-#include "defrag.h"
 #include "rules.h"
 
 #define TSPKT_PROG "tspkt"
@@ -65,88 +61,5 @@ struct pkt_info {
 	unsigned int nfrags;	/* 1, or the fragments it was made of */
 	struct pkt_meta meta;
 };
-
-/* ---- output.c ------------------------------------------------------------ */
-
-struct output;
-
-/* What a worker found in one datagram. */
-struct pkt_result {
-	uint64_t seq;
-	char *text;		/* the line(s) to print, or NULL */
-	size_t text_len;
-	struct sk_buff *skb;	/* kept for -w when it matched, or NULL */
-	uint8_t *classes;	/* per class: matched (when matched) */
-	bool matched;
-};
-
-/* @linktype/@snaplen: the capture's, for -w.  NULL with a message in
- * @err on failure. */
-struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
-			  int linktype, unsigned int snaplen, char *err,
-			  size_t errlen);
-
-/* Hand over a result (its contents are taken); printed once every earlier
- * sequence number is.  Waits while it is too far ahead of the oldest. */
-void output_submit(struct output *out, struct pkt_result *r);
-
-/* -n / -q reached: the capture loop stops reading. */
-bool output_should_stop(struct output *out);
-
-/* Flush stdout and the -w file; 0, or -1 with a message printed. */
-int output_finish(struct output *out);
-
-uint64_t output_classified(struct output *out);
-uint64_t output_matched(struct output *out);
-uint64_t output_class_count(struct output *out, size_t idx);
-
-void output_free(struct output *out);
-
-/* Format helpers shared with classify.c. */
-void format_time(int64_t ts_ns, char *buf, size_t len);
-const char *proto_name(uint8_t proto, char *buf, size_t len);
-void format_addr(int family, const uint8_t *addr, char *buf, size_t len);
-
-/* ---- classify.c ---------------------------------------------------------- */
-
-struct classify {
-	struct backlog *backlog;
-	const struct tspkt_opts *opts;
-	struct output *out;
-};
-
-/* A worker: classifies until the backlog is closed and empty. */
-void *classify_worker(void *arg);
-
-/* ---- capture.c ----------------------------------------------------------- */
-
-struct capture_stats {
-	uint64_t frames;	/* read from libpcap */
-	uint64_t decoded;	/* IP packets */
-	uint64_t not_ip;
-	uint64_t malformed;
-	uint64_t handed;	/* datagrams given to netif_rx() */
-	bool have_pcap_stats;	/* live capture */
-	struct pcap_stat ps;
-};
-
-struct capture;
-
-/* Open -r or -i and set the filter; NULL with a message in @err. */
-struct capture *capture_open(const struct tspkt_opts *o, char *err,
-			     size_t errlen);
-int capture_linktype(const struct capture *c);
-unsigned int capture_snaplen(const struct capture *c);
-
-/*
- * Read until the end, an error, a signal or output_should_stop().
- * 0; 1 interrupted by a signal; -1 on a read error (message in @err,
- * counters still valid).
- */
-int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
-		struct output *out, char *err, size_t errlen);
-
-void capture_get_stats(struct capture *c, struct capture_stats *st);
-void capture_close(struct capture *c);
 
 #endif

@@ -1,0 +1,51 @@
+/*
+ * capture.h - the receive path: libpcap (-r or -i, with a BPF filter) ->
+ * pkt_decode_frame() -> defrag_add() -> netif_rx().
+ */
+#ifndef TSPKT_CAPTURE_H
+#define TSPKT_CAPTURE_H
+
+#include <pcap/pcap.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tspkt.h"
+
+struct backlog;
+struct defrag;
+struct output;
+
+struct capture_stats {
+	uint64_t frames;	/* read from libpcap */
+	uint64_t decoded;	/* IP packets */
+	uint64_t not_ip;
+	uint64_t malformed;
+	uint64_t handed;	/* datagrams given to netif_rx() */
+	bool have_pcap_stats;	/* live capture */
+	struct pcap_stat ps;
+};
+
+struct capture;
+
+/* Open -r or -i and set the filter; NULL with a message in @err. */
+struct capture *capture_open(const struct tspkt_opts *o, char *err,
+			     size_t errlen);
+int capture_linktype(const struct capture *c);
+/* Whether @path ("-": standard output) is the capture file being read, by
+ * device and inode, so also through another name. */
+bool capture_reads_file(const struct capture *c, const char *path);
+unsigned int capture_snaplen(const struct capture *c);
+
+/*
+ * Read until the end, an error, a signal or output_should_stop().
+ * 0; 1 interrupted by a signal; -1 on a read error (message in @err,
+ * counters still valid).
+ */
+int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
+		struct output *out, char *err, size_t errlen);
+
+void capture_get_stats(struct capture *c, struct capture_stats *st);
+void capture_close(struct capture *c);
+
+#endif

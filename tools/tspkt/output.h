@@ -1,0 +1,50 @@
+/*
+ * output.h - the output stage: results back in capture order, whatever the
+ * number of workers; stdout, the -w capture and the per-class counters.
+ */
+#ifndef TSPKT_OUTPUT_H
+#define TSPKT_OUTPUT_H
+
+#include <textsearch_skb.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tspkt.h"
+
+struct output;
+
+/* What a worker found in one datagram. */
+struct pkt_result {
+	uint64_t seq;
+	char *text;		/* the line(s) to print, or NULL */
+	size_t text_len;
+	struct sk_buff *skb;	/* kept for -w when it matched, or NULL */
+	uint8_t *classes;	/* per class: matched (when matched) */
+	bool matched;
+};
+
+/* @linktype/@snaplen: the capture's, for -w.  NULL with a message in
+ * @err on failure. */
+struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
+			  int linktype, unsigned int snaplen, char *err,
+			  size_t errlen);
+
+/* Hand over a result (its contents are taken); printed once every earlier
+ * sequence number is.  Waits while it is too far ahead of the oldest. */
+void output_submit(struct output *out, struct pkt_result *r);
+
+/* -n / -q reached: the capture loop stops reading. */
+bool output_should_stop(struct output *out);
+
+/* Flush stdout and the -w file; 0, or -1 with a message printed. */
+int output_finish(struct output *out);
+
+uint64_t output_classified(struct output *out);
+uint64_t output_matched(struct output *out);
+uint64_t output_class_count(struct output *out, size_t idx);
+
+void output_free(struct output *out);
+
+#endif
