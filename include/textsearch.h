@@ -283,7 +283,8 @@ TS_API unsigned int textsearch_find(struct ts_config *conf,
 TS_API unsigned int textsearch_next(struct ts_config *conf,
 				    struct ts_state *state);
 
-/* Search @datalen bytes at @data.  Never writes to @conf. */
+/* Search @datalen bytes at @data (none if @data is NULL).  Never writes to
+ * @conf. */
 TS_API unsigned int textsearch_find_continuous(struct ts_config *conf,
 					       struct ts_state *state,
 					       const void *data,
@@ -302,8 +303,9 @@ TS_API unsigned int textsearch_find_with(struct ts_config *conf,
 					 ts_finish_fn finish);
 
 /*
- * Scatter/gather: search the concatenation of @iovcnt buffers.  The array
- * must stay valid while textsearch_next() is used on @state.
+ * Scatter/gather: search the concatenation of @iovcnt buffers (one whose
+ * iov_base is NULL counts as empty).  The array must stay valid while
+ * textsearch_next() is used on @state.
  */
 TS_API unsigned int textsearch_find_iovec(struct ts_config *conf,
 					  struct ts_state *state,
