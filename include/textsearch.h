@@ -356,9 +356,12 @@ TS_API const char *textsearch_version_string(void);
 /*
  * A plugin is a shared object ts_<name>.so exporting one descriptor through
  * TEXTSEARCH_PLUGIN(); with TS_AUTOLOAD, textsearch_prepare() looks for it
- * in the directories of TEXTSEARCH_PLUGIN_PATH (colon-separated; ignored in
- * setuid programs) and then in the installed plugin directory, checks the
- * descriptor before calling any of its code, and registers its ops.  Plugins
+ * in the absolute directories of TEXTSEARCH_PLUGIN_PATH (colon-separated;
+ * ignored in setuid programs) and then in the installed plugin directory,
+ * loads it, checks the descriptor before calling any of its methods, and
+ * registers its ops.  Loading runs the plugin's constructors, so a plugin
+ * file or directory that others than root and the running user own or can
+ * write is refused without being loaded (textsearch(3), PLUGINS).  Plugins
  * stay loaded until the process ends.
  */
 #define TEXTSEARCH_PLUGIN_ABI 1
