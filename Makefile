@@ -245,7 +245,7 @@ install-files: lib $(PC_FILE)
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PLUGINDIR) \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	install -p -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtextsearch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

@@ -177,7 +177,6 @@ struct ts_ops {
 	/* registry bookkeeping, private */
 	struct ts_ops *ts_next;
 	unsigned long ts_users;
-	void *ts_plugin;
 };
 
 /*

@@ -10,7 +10,8 @@
  * write (checked right before dlopen).  The descriptor is then checked (ABI
  * version, size of ts_ops, name, methods) before any function of the
  * plugin is called through it; an object that fails is unloaded and refused
- * with a message for textsearch_last_error().
+ * with a message for textsearch_last_error().  The checked ops go back to
+ * the registry, which registers them: the loader never calls into it.
  */
 #define _GNU_SOURCE /* secure_getenv */
 #include "internal.h"
@@ -22,15 +23,11 @@
 #ifdef __GLIBC__
 #include <link.h>
 #endif
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* One load at a time, so two threads autoloading one name load it once. */
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Where the symbol table can tell, refuse a descriptor symbol that is not
  * a data object as large as struct ts_plugin: reading it would read past
@@ -63,12 +60,12 @@ static int check_descriptor_symbol(const void *desc, const char *path)
 	return 0;
 }
 
-/* Check the descriptor of an opened object and register its ops. */
-static int adopt(void *handle, const char *path, const char *name)
+/* Check the descriptor of an opened object: its ops in *@ops, or -ELIBBAD. */
+static int check_descriptor(void *handle, const char *path, const char *name,
+			    struct ts_ops **ops)
 {
 	const struct ts_plugin *desc;
-	struct ts_ops *ops;
-	char why[256];
+	struct ts_ops *o;
 	int err;
 
 	desc = dlsym(handle, TEXTSEARCH_PLUGIN_SYMBOL);
@@ -87,22 +84,16 @@ static int adopt(void *handle, const char *path, const char *name)
 		return ts_fail(-ELIBBAD, "plugin %s: struct ts_ops is %u bytes "
 					 "in the plugin, %zu in this library",
 			       path, desc->ops_size, sizeof(struct ts_ops));
-	ops = desc->ops;
-	if (!ops || !ops->name || strcmp(ops->name, name) != 0)
+	o = desc->ops;
+	if (!o || !o->name || strcmp(o->name, name) != 0)
 		return ts_fail(-ELIBBAD, "plugin %s: provides algorithm '%s', "
 					 "not '%s'",
-			       path, ops && ops->name ? ops->name : "(none)",
-			       name);
-	err = textsearch_register(ops);
-	if (err == -EINVAL) {
-		/* the message is rewritten into the buffer it is read from:
-		 * copy it first */
-		snprintf(why, sizeof(why), "%s", textsearch_last_error());
-		return ts_fail(-ELIBBAD, "plugin %s: %s", path, why);
-	}
-	if (err)
-		return err;
-	ops->ts_plugin = handle;
+			       path, o && o->name ? o->name : "(none)", name);
+	if (!ts_ops_has_methods(o))
+		return ts_fail(-ELIBBAD, "plugin %s: '%s' lacks init, find, "
+					 "get_pattern or get_pattern_len",
+			       path, name);
+	*ops = o;
 	return 0;
 }
 
@@ -188,7 +179,8 @@ static int check_place(const char *path, const char *dir, size_t dirlen)
 }
 
 /* Try @dir/ts_@name.so: -ENOENT if there is no such file. */
-static int try_dir(const char *dir, size_t dirlen, const char *name)
+static int try_dir(const char *dir, size_t dirlen, const char *name,
+		   struct ts_plugin_loaded *out)
 {
 	char path[4096];
 	struct stat st;
@@ -214,13 +206,13 @@ static int try_dir(const char *dir, size_t dirlen, const char *name)
 		return ts_fail(-ELIBBAD, "plugin %s: cannot load: %s", path,
 			       why ? why : "unknown dlopen error");
 	}
-	err = adopt(handle, path, name);
-	/* -EEXIST too: another thread registered the name meanwhile, and
-	 * these ops are not in the registry (if they are the same object,
-	 * dlclose only drops the extra reference) */
-	if (err)
+	err = check_descriptor(handle, path, name, &out->ops);
+	if (err) {
 		dlclose(handle);
-	return err;
+		return err;
+	}
+	out->handle = handle;
+	return 0;
 }
 
 /* What the search skipped, for the message when nothing is found. */
@@ -234,10 +226,10 @@ struct skipped {
  * means the current directory to many programs) are never searched, as
  * what they name depends on where the program happens to run. */
 static int try_entry(const char *dir, size_t len, const char *name,
-		     struct skipped *skipped)
+		     struct ts_plugin_loaded *out, struct skipped *skipped)
 {
 	if (len && dir[0] == '/')
-		return try_dir(dir, len, name);
+		return try_dir(dir, len, name, out);
 	if (!skipped->count++) {
 		skipped->first = dir;
 		skipped->len = len;
@@ -245,7 +237,7 @@ static int try_entry(const char *dir, size_t len, const char *name,
 	return -ENOENT;
 }
 
-int ts_plugin_load(const char *name)
+int ts_plugin_load(const char *name, struct ts_plugin_loaded *out)
 {
 	const char *path = secure_getenv("TEXTSEARCH_PLUGIN_PATH");
 	struct skipped skipped = { NULL, 0, 0 };
@@ -254,17 +246,15 @@ int ts_plugin_load(const char *name)
 
 	if (path && !*path)
 		path = NULL; /* set but empty: no directories */
-	pthread_mutex_lock(&load_lock);
 	while (path && err == -ENOENT) {
 		size_t len = strcspn(path, ":");
 
-		err = try_entry(path, len, name, &skipped);
+		err = try_entry(path, len, name, out, &skipped);
 		path = path[len] ? path + len + 1 : NULL;
 	}
 	if (err == -ENOENT)
 		err = try_entry(TS_PLUGIN_DIR, strlen(TS_PLUGIN_DIR), name,
-				&skipped);
-	pthread_mutex_unlock(&load_lock);
+				out, &skipped);
 	if (err != -ENOENT)
 		return err;
 	if (!skipped.count)
@@ -280,4 +270,9 @@ int ts_plugin_load(const char *name)
 		       name, name, TS_PLUGIN_DIR,
 		       skipped.len ? "relative" : "empty", (int)skipped.len,
 		       skipped.first, more);
+}
+
+void ts_plugin_unload(struct ts_plugin_loaded *plugin)
+{
+	dlclose(plugin->handle);
 }
