@@ -67,7 +67,8 @@ static inline bool ts_size_mul(size_t a, size_t b, size_t *product)
 	return !__builtin_mul_overflow(a, b, product);
 }
 
-/* 256-entry TS_IGNORECASE folding table (identity when !ignorecase). */
+/* 256-entry TS_IGNORECASE folding table (identity when !ignorecase);
+ * src/algo/fold.c. */
 void ts_fill_fold_table(u8 table[256], bool ignorecase) TS_HIDDEN;
 
 #endif
