@@ -3,7 +3,9 @@
 # demo.c among them, are built by `make` too).
 set -e
 BUILD=${1:-build/default}
-export TEXTSEARCH_PLUGIN_PATH="$BUILD/plugins"
+# absolute: the library ignores relative entries
+TEXTSEARCH_PLUGIN_PATH="$(cd "$BUILD" && pwd)/plugins"
+export TEXTSEARCH_PLUGIN_PATH
 tsgrep="$BUILD/bin/tsgrep"
 run() {
 	echo "\$ tsgrep $*"

@@ -97,6 +97,7 @@ $(FUZZ_PKT_BIN): $(FUZZ_PKT_OBJ)
 $(FUZZ_PLUGIN): plugins/shiftor/ts_shiftor.c $(FUZZ_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fPIC -fvisibility=hidden -shared $< -o $@
+	@chmod go-w $(@D) $@ # the library loads no plugin others can write
 
 $(FUZZ_BUILD)/replay: $(FUZZ_COMMON_OBJ) fuzz/replay.c fuzz/fuzz_algorithms.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_PLUGIN_DIR='"$(PLUGIN_OUT)"' \

@@ -247,19 +247,6 @@ static unsigned int compare(const struct fuzz_case *c, const char *how,
 	return calls;
 }
 
-static u8 *snapshot(struct ts_config *conf, size_t *size)
-{
-	u8 *buf;
-
-	*size = sizeof(*conf) + conf->ts_priv_size;
-	buf = malloc(*size);
-	if (!buf)
-		abort();
-	memcpy(buf, conf, sizeof(*conf));
-	memcpy(buf + sizeof(*conf), ts_config_priv(conf), conf->ts_priv_size);
-	return buf;
-}
-
 static void run(struct fuzz_case *c)
 {
 	int flags = (c->icase ? TS_IGNORECASE : 0) | TS_AUTOLOAD;
@@ -268,8 +255,7 @@ static void run(struct fuzz_case *c)
 	struct blocks *b;
 	unsigned int *want, nwant, pos, calls;
 	long err = expected_error(c);
-	size_t size;
-	u8 *before, *after;
+	u8 *before;
 
 	conf = textsearch_prepare(algo_names[c->algo], c->pat, c->plen,
 				  c->atomic ? GFP_ATOMIC : GFP_KERNEL, flags);
@@ -295,15 +281,13 @@ static void run(struct fuzz_case *c)
 	nwant = reference(c, want);
 
 	/* contiguous, which must leave the config as it was */
-	before = snapshot(conf, &size);
+	before = conf_snapshot(conf);
 	pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);
 	compare(c, "contiguous", conf, &st, pos, want, nwant);
-	after = snapshot(conf, &size);
-	if (memcmp(before, after, size) != 0)
+	if (!conf_unchanged(conf, before))
 		die("%s: find_continuous wrote to the config",
 		    algo_names[c->algo]);
 	free(before);
-	free(after);
 
 	/* through blocks */
 	switch (c->split) {

@@ -114,29 +114,6 @@ static void die(const char *fmt, ...)
 	abort();
 }
 
-static size_t conf_size(const struct ts_config *conf)
-{
-	return sizeof(*conf) + conf->ts_priv_size;
-}
-
-static u8 *snapshot(struct ts_config *conf)
-{
-	u8 *buf = malloc(conf_size(conf));
-
-	if (!buf)
-		abort();
-	memcpy(buf, conf, sizeof(*conf));
-	memcpy(buf + sizeof(*conf), ts_config_priv(conf), conf->ts_priv_size);
-	return buf;
-}
-
-static bool unchanged(struct ts_config *conf, const u8 *snap)
-{
-	return memcmp(snap, conf, sizeof(*conf)) == 0 &&
-	       memcmp(snap + sizeof(*conf), ts_config_priv(conf),
-		      conf->ts_priv_size) == 0;
-}
-
 static struct ts_config *prepare(unsigned int algo, const void *pat,
 				 unsigned int len, bool icase)
 {
@@ -166,7 +143,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 					prepare(a, fixed_patterns[p].bytes,
 						fixed_patterns[p].len, i);
 				fixed_snap[p][i][a] =
-					snapshot(fixed_conf[p][i][a]);
+					conf_snapshot(fixed_conf[p][i][a]);
 			}
 	return 0;
 }
@@ -615,7 +592,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	for (a = 0; a < NR_ALGOS; a++) {
 		if (c.own_conf)
 			textsearch_destroy(c.conf[a]);
-		else if (!unchanged(c.conf[a], c.snap[a]))
+		else if (!conf_unchanged(c.conf[a], c.snap[a]))
 			die("%s: a search wrote to the shared config",
 			    pkt_algos[a]);
 	}

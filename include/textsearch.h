@@ -177,7 +177,6 @@ struct ts_ops {
 	/* registry bookkeeping, private */
 	struct ts_ops *ts_next;
 	unsigned long ts_users;
-	void *ts_plugin;
 };
 
 /*
@@ -283,7 +282,8 @@ TS_API unsigned int textsearch_find(struct ts_config *conf,
 TS_API unsigned int textsearch_next(struct ts_config *conf,
 				    struct ts_state *state);
 
-/* Search @datalen bytes at @data.  Never writes to @conf. */
+/* Search @datalen bytes at @data (none if @data is NULL).  Never writes to
+ * @conf. */
 TS_API unsigned int textsearch_find_continuous(struct ts_config *conf,
 					       struct ts_state *state,
 					       const void *data,
@@ -302,8 +302,9 @@ TS_API unsigned int textsearch_find_with(struct ts_config *conf,
 					 ts_finish_fn finish);
 
 /*
- * Scatter/gather: search the concatenation of @iovcnt buffers.  The array
- * must stay valid while textsearch_next() is used on @state.
+ * Scatter/gather: search the concatenation of @iovcnt buffers (one whose
+ * iov_base is NULL counts as empty).  The array must stay valid while
+ * textsearch_next() is used on @state.
  */
 TS_API unsigned int textsearch_find_iovec(struct ts_config *conf,
 					  struct ts_state *state,
@@ -354,9 +355,12 @@ TS_API const char *textsearch_version_string(void);
 /*
  * A plugin is a shared object ts_<name>.so exporting one descriptor through
  * TEXTSEARCH_PLUGIN(); with TS_AUTOLOAD, textsearch_prepare() looks for it
- * in the directories of TEXTSEARCH_PLUGIN_PATH (colon-separated; ignored in
- * setuid programs) and then in the installed plugin directory, checks the
- * descriptor before calling any of its code, and registers its ops.  Plugins
+ * in the absolute directories of TEXTSEARCH_PLUGIN_PATH (colon-separated;
+ * ignored in setuid programs) and then in the installed plugin directory,
+ * loads it, checks the descriptor before calling any of its methods, and
+ * registers its ops.  Loading runs the plugin's constructors, so a plugin
+ * file or directory that others than root and the running user own or can
+ * write is refused without being loaded (textsearch(3), PLUGINS).  Plugins
  * stay loaded until the process ends.
  */
 #define TEXTSEARCH_PLUGIN_ABI 1

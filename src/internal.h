@@ -28,18 +28,33 @@ unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
 				    struct ts_config *conf,
 				    struct ts_state *state) TS_HIDDEN;
 
-/* Letters, digits, underscore; 1 to TS_NAME_MAX characters. */
-bool ts_name_is_valid(const char *name) TS_HIDDEN;
-
 /* Record a description of the error about to be returned, for
  * textsearch_last_error(); returns @err so callers can `return ts_fail(...)`. */
 int ts_fail(int err, const char *fmt, ...) TS_HIDDEN
 	__attribute__((format(printf, 2, 3)));
 void ts_clear_error(void) TS_HIDDEN;
 
-/* Load ts_<name>.so (already validated) and register its ops.  0, -ENOENT
- * if no plugin file exists, -ELIBBAD if one was refused, -ENOMEM. */
-int ts_plugin_load(const char *name) TS_HIDDEN;
+/* The methods every algorithm must have: textsearch_register() and the
+ * plugin loader both insist on them. */
+static inline bool ts_ops_has_methods(const struct ts_ops *ops)
+{
+	return ops->init && ops->find && ops->get_pattern &&
+	       ops->get_pattern_len;
+}
+
+/* A plugin loaded and checked: its ops, ready to be registered, and the
+ * object to unload if they are not. */
+struct ts_plugin_loaded {
+	struct ts_ops *ops;
+	void *handle;
+};
+
+/* Find ts_<name>.so (@name already validated) in a trusted place, load it
+ * and check its descriptor and ops.  0 and *@out filled, -ENOENT if no
+ * plugin file exists, -ELIBBAD if one was refused. */
+int ts_plugin_load(const char *name, struct ts_plugin_loaded *out) TS_HIDDEN;
+/* Drop a loaded plugin whose ops were not registered. */
+void ts_plugin_unload(struct ts_plugin_loaded *plugin) TS_HIDDEN;
 
 /* Overflow-checked size arithmetic: false if the result does not fit. */
 static inline bool ts_size_add(size_t a, size_t b, size_t *sum)
@@ -52,7 +67,8 @@ static inline bool ts_size_mul(size_t a, size_t b, size_t *product)
 	return !__builtin_mul_overflow(a, b, product);
 }
 
-/* 256-entry TS_IGNORECASE folding table (identity when !ignorecase). */
+/* 256-entry TS_IGNORECASE folding table (identity when !ignorecase);
+ * src/algo/fold.c. */
 void ts_fill_fold_table(u8 table[256], bool ignorecase) TS_HIDDEN;
 
 #endif

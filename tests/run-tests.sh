@@ -5,7 +5,9 @@ pass=0
 fail=0
 failed=""
 BUILD=${BUILD:-build/default}
-TEXTSEARCH_PLUGIN_PATH="$BUILD/plugins:$BUILD/test-plugins"
+# absolute: the library ignores relative entries
+abs_build=$(cd "$BUILD" && pwd) || exit 1
+TEXTSEARCH_PLUGIN_PATH="$abs_build/plugins:$abs_build/test-plugins"
 export TEXTSEARCH_PLUGIN_PATH BUILD
 for t in "$@"; do
 	echo "=== $t"

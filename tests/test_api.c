@@ -1185,21 +1185,9 @@ static void test_zero_width_fsm(void **unused)
  * byte for byte the same afterwards, also when the caller replaced
  * conf->get_next_block the kernel's way (the library then searches through
  * a private copy). */
-static void snapshot(struct ts_config *conf, u8 *buf, size_t max)
-{
-	size_t n = sizeof(*conf) + conf->ts_priv_size;
-
-	assert_true(n <= max);
-	memcpy(buf, conf, sizeof(*conf));
-	memcpy(buf + sizeof(*conf), ts_config_priv(conf), conf->ts_priv_size);
-}
-
 static void expect_unchanged(struct ts_config *conf, const u8 *before)
 {
-	static u8 now[1 << 20];
-
-	snapshot(conf, now, sizeof(now));
-	if (memcmp(before, now, sizeof(*conf) + conf->ts_priv_size) != 0)
+	if (!conf_unchanged(conf, before))
 		fail_msg("%s: the search wrote to the config", ctx);
 }
 
@@ -1220,7 +1208,6 @@ static void searches(struct ts_config *conf, const char *text)
 static void test_find_continuous_never_writes(void **unused)
 {
 	static const char text[] = "chicken dance chicken, chicken! chick";
-	static u8 before[1 << 20];
 	size_t i;
 
 	(void)unused;
@@ -1228,6 +1215,7 @@ static void test_find_continuous_never_writes(void **unused)
 		struct ts_config *conf;
 		struct blocks *b;
 		struct ts_state st;
+		u8 *before;
 
 		if (i < N_ALL) {
 			conf = prepare_chicken(all_algos[i]);
@@ -1236,18 +1224,20 @@ static void test_find_continuous_never_writes(void **unused)
 					    TS_IGNORECASE);
 		}
 		SET_CTX("%s, prepared", conf->ops->name);
-		snapshot(conf, before, sizeof(before));
+		before = conf_snapshot(conf);
 		searches(conf, text);
 		expect_unchanged(conf, before);
+		free(before);
 
 		SET_CTX("%s, kernel-style provider installed",
 			conf->ops->name);
 		b = blocks_new((const u8 *)article, ARTICLE_LEN, NULL, 0);
 		EXPECT_POS(blocks_find_kernel_style(conf, &st, b),
 			   CHICKEN_AT);
-		snapshot(conf, before, sizeof(before));
+		before = conf_snapshot(conf);
 		searches(conf, text);
 		expect_unchanged(conf, before);
+		free(before);
 		blocks_free(b);
 		textsearch_destroy(conf);
 	}

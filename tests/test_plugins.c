@@ -5,8 +5,12 @@
  * names the file and the reason, the process surviving all of them.
  *
  * tests/run-tests.sh sets TEXTSEARCH_PLUGIN_PATH to
- * $BUILD/plugins:$BUILD/test-plugins.  The tests run in order in one
- * process and some rely on what earlier ones loaded (each says so).
+ * $BUILD/plugins:$BUILD/test-plugins, made absolute.  The tests run in order
+ * in one process and some rely on what earlier ones loaded (each says so).
+ *
+ * Plugins are code that runs on dlopen, so only trusted places are
+ * searched: the ctor test plugin leaves a marker file when its constructor
+ * runs, which shows that a refused plugin was never loaded at all.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include <setjmp.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testsupport.h"
@@ -198,7 +203,7 @@ static void test_shiftor_lengths(void **unused)
 			struct ts_state s1, s2;
 			struct blocks *b;
 			unsigned int want, got1, got2;
-			u8 before[64];
+			u8 *before;
 
 			assert_non_null(pat);
 			assert_non_null(data);
@@ -224,7 +229,7 @@ static void test_shiftor_lengths(void **unused)
 						  icase ? TS_IGNORECASE : 0);
 			assert_false(IS_ERR(conf));
 			/* the config is read-only while searching */
-			memcpy(before, conf, sizeof(*conf));
+			before = conf_snapshot(conf);
 			b = blocks_random(data, dlen, &r,
 					  (int)rng_below(&r, 3));
 			want = ref_find(pat, plen, data, dlen, 0, icase);
@@ -243,7 +248,8 @@ static void test_shiftor_lengths(void **unused)
 				got2 = textsearch_next(conf, &s2);
 			}
 			assert_true(blocks_ok(b));
-			assert_memory_equal(before, conf, sizeof(*conf));
+			assert_true(conf_unchanged(conf, before));
+			free(before);
 			blocks_free(b);
 			textsearch_destroy(conf);
 			free(pat);
@@ -434,6 +440,226 @@ static void test_broken_plugins(void **unused)
 	assert_int_equal(textsearch_strerror(-ELIBBAD)[0] != '\0', 1);
 }
 
+
+/* ---- only trusted places: never even dlopen (constructors run) ---- */
+
+static char ctor_so[4096]; /* the built ts_ctor.so, absolute */
+static char marker_dir[] = "/tmp/ts-marker.XXXXXX";
+static char marker[64];    /* TS_TEST_CTOR_MARKER: the constructor's file */
+
+static bool constructor_ran(void)
+{
+	return access(marker, F_OK) == 0;
+}
+
+/* Copy ts_ctor.so to @dir/ts_ctor.so with @mode. */
+static void put_ctor(const char *dir, mode_t mode)
+{
+	char path[256];
+	size_t len;
+	char *bin = test_read_file(ctor_so, &len);
+	FILE *f;
+
+	assert_non_null(bin);
+	snprintf(path, sizeof(path), "%s/ts_ctor.so", dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bin, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+	free(bin);
+}
+
+/* A new directory under /tmp (from mkdtemp: ours, 0700) with ts_ctor.so
+ * of mode @fmode, then given mode @dmode. */
+static void make_place(char dir[32], mode_t dmode, mode_t fmode)
+{
+	strcpy(dir, "/tmp/ts-place.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	put_ctor(dir, fmode);
+	assert_int_equal(chmod(dir, dmode), 0);
+}
+
+static void remove_place(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/ts_ctor.so", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* With TEXTSEARCH_PLUGIN_PATH=@path, TS_AUTOLOAD of ctor gives @err and a
+ * message holding @want and @why, and the plugin was never loaded. */
+static void expect_never_loaded(const char *path, int err, const char *want,
+				const char *why)
+{
+	const char *orig = getenv("TEXTSEARCH_PLUGIN_PATH");
+	char *saved = strdup(orig);
+	const char *msg;
+
+	assert_non_null(saved);
+	setenv("TEXTSEARCH_PLUGIN_PATH", path, 1);
+	assert_int_equal(prepare_err("ctor", TS_AUTOLOAD, GFP_KERNEL, NULL),
+			 err);
+	msg = textsearch_last_error();
+	printf("# TEXTSEARCH_PLUGIN_PATH=%s: %s\n", path, msg);
+	assert_non_null(strstr(msg, want));
+	assert_non_null(strstr(msg, why));
+	assert_false(constructor_ran());
+	assert_int_equal(loaded("ctor"), 0);
+	setenv("TEXTSEARCH_PLUGIN_PATH", saved, 1);
+	free(saved);
+}
+
+/* Relative and empty entries name a place that depends on the current
+ * directory: skipped, even with a good plugin there. */
+static void test_relative_entries_skipped(void **unused)
+{
+	char dir[32], sub[64];
+	int here = open(".", O_RDONLY | O_DIRECTORY);
+
+	(void)unused;
+	assert_true(here >= 0);
+	strcpy(dir, "/tmp/ts-cwd.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	put_ctor(sub, 0755);
+
+	assert_int_equal(chdir(dir), 0);
+	expect_never_loaded("sub", -ENOENT, "ignored relative entry 'sub'",
+			    "not an absolute path");
+	expect_never_loaded("./sub", -ENOENT, "ignored relative entry './sub'",
+			    "not an absolute path");
+	assert_int_equal(chdir(sub), 0);
+	expect_never_loaded(".", -ENOENT, "ignored relative entry '.'",
+			    "not an absolute path");
+	/* an empty entry, the current directory to many programs */
+	expect_never_loaded("/nonexistent-ts-dir:", -ENOENT,
+			    "ignored empty entry ''", "not an absolute path");
+	expect_never_loaded(":/nonexistent-ts-dir", -ENOENT,
+			    "ignored empty entry ''", "not an absolute path");
+	expect_never_loaded("::.", -ENOENT, "ignored empty entry ''",
+			    "(and 2 more)");
+	/* the message names no skipped entry when there was none */
+	expect_never_loaded("/nonexistent-ts-dir", -ENOENT, "ts_ctor.so",
+			    "");
+	assert_null(strstr(textsearch_last_error(), "ignored"));
+
+	assert_int_equal(fchdir(here), 0);
+	close(here);
+	remove_place(sub);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_writable_places_refused(void **unused)
+{
+	static const struct {
+		mode_t dmode, fmode;
+		const char *what;
+	} cases[] = {
+		{ 0775, 0755, "group-writable" },
+		{ 0757, 0755, "world-writable" },
+		{ 0777, 0755, "world-writable" },
+		{ 01777, 0644, "world-writable" }, /* sticky, as /tmp */
+		{ 0755, 0775, "group-writable" },
+		{ 0755, 0666, "world-writable" },
+		{ 0700, 0602, "world-writable" },
+	};
+	size_t i;
+
+	(void)unused;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[32], file[64], why[128];
+
+		make_place(dir, cases[i].dmode, cases[i].fmode);
+		snprintf(file, sizeof(file), "plugin %s/ts_ctor.so: refused",
+			 dir);
+		if (cases[i].dmode & 022)
+			snprintf(why, sizeof(why), "directory %s is %s", dir,
+				 cases[i].what);
+		else
+			snprintf(why, sizeof(why), "file %s/ts_ctor.so is %s",
+				 dir, cases[i].what);
+		expect_never_loaded(dir, -ELIBBAD, file, why);
+		remove_place(dir);
+	}
+}
+
+/* A symbolic link is judged by where it leads too: whoever can write the
+ * target's directory can replace the plugin. */
+static void test_symlink_to_writable_place(void **unused)
+{
+	char good[32], bad[32], link[64], target[64], why[128];
+
+	(void)unused;
+	make_place(bad, 0777, 0755);
+	strcpy(good, "/tmp/ts-link.XXXXXX");
+	assert_non_null(mkdtemp(good));
+	snprintf(link, sizeof(link), "%s/ts_ctor.so", good);
+	snprintf(target, sizeof(target), "%s/ts_ctor.so", bad);
+	assert_int_equal(symlink(target, link), 0);
+	snprintf(why, sizeof(why), "directory %s is world-writable", bad);
+	expect_never_loaded(good, -ELIBBAD, link, why);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(good), 0);
+	remove_place(bad);
+}
+
+/* Files and directories of another user (not root): only root can make
+ * them, and CI runs the tests as root. */
+static void test_foreign_owner_refused(void **unused)
+{
+	char dir[32], file[64], why[128];
+
+	(void)unused;
+	if (geteuid() != 0) {
+		printf("# not root: cannot give a plugin to another user, "
+		       "ownership not tested (CI runs as root)\n");
+		skip();
+	}
+	make_place(dir, 0755, 0755);
+	snprintf(file, sizeof(file), "%s/ts_ctor.so", dir);
+	assert_int_equal(chown(file, 12345, 12345), 0);
+	snprintf(why, sizeof(why), "file %s is owned by uid 12345", file);
+	expect_never_loaded(dir, -ELIBBAD, file, why);
+
+	assert_int_equal(chown(file, 0, 0), 0);
+	assert_int_equal(chown(dir, 12345, 0), 0);
+	snprintf(why, sizeof(why), "directory %s is owned by uid 12345", dir);
+	expect_never_loaded(dir, -ELIBBAD, file, why);
+	remove_place(dir);
+}
+
+/* Last: the same plugin from a trusted place loads, and its constructor
+ * leaves the marker, so its absence above means it never ran. */
+static void test_constructor_runs_from_trusted_place(void **unused)
+{
+	const char *orig = getenv("TEXTSEARCH_PLUGIN_PATH");
+	char *saved = strdup(orig);
+	struct ts_config *conf = NULL;
+	struct ts_state st;
+	char dir[32];
+
+	(void)unused;
+	assert_non_null(saved);
+	assert_false(constructor_ran());
+	make_place(dir, 0755, 0755);
+	setenv("TEXTSEARCH_PLUGIN_PATH", dir, 1);
+	assert_int_equal(prepare_err("ctor", TS_AUTOLOAD, GFP_KERNEL, &conf),
+			 0);
+	assert_true(constructor_ran());
+	assert_int_equal(loaded("ctor"), 1);
+	assert_int_equal(textsearch_find_continuous(conf, &st, article,
+						    sizeof(article) - 1),
+			 19);
+	textsearch_destroy(conf);
+	setenv("TEXTSEARCH_PLUGIN_PATH", saved, 1);
+	free(saved);
+	remove_place(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,12 +672,34 @@ int main(void)
 		cmocka_unit_test(test_naive_plugin),
 		cmocka_unit_test(test_load_once),
 		cmocka_unit_test(test_broken_plugins),
+		cmocka_unit_test(test_relative_entries_skipped),
+		cmocka_unit_test(test_writable_places_refused),
+		cmocka_unit_test(test_symlink_to_writable_place),
+		cmocka_unit_test(test_foreign_owner_refused),
+		cmocka_unit_test(test_constructor_runs_from_trusted_place),
 	};
+	const char *build = getenv("BUILD");
+	char so[4096];
+	int failed;
 
 	if (!getenv("TEXTSEARCH_PLUGIN_PATH")) {
 		fprintf(stderr, "test_plugins: set TEXTSEARCH_PLUGIN_PATH "
 				"(tests/run-tests.sh does)\n");
 		return 1;
 	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* the modes the tests give are the modes files get */
+	umask(022);
+	snprintf(so, sizeof(so), "%s/test-plugins/ts_ctor.so",
+		 build ? build : "build/default");
+	if (!realpath(so, ctor_so) || !mkdtemp(marker_dir)) {
+		fprintf(stderr, "test_plugins: %s: not built? (make check "
+				"builds it)\n", so);
+		return 1;
+	}
+	snprintf(marker, sizeof(marker), "%s/ran", marker_dir);
+	setenv("TS_TEST_CTOR_MARKER", marker, 1);
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	unlink(marker);
+	rmdir(marker_dir);
+	return failed;
 }

@@ -366,6 +366,49 @@ static void test_iovec_edges(void **unused)
 	textsearch_destroy(conf);
 }
 
+/* A buffer with a NULL base is empty, whatever its length says, as NULL
+ * data is for textsearch_find_continuous(): the same result, and neither
+ * touches textsearch_last_error() nor errno. */
+static void test_iovec_null_base(void **unused)
+{
+	struct ts_config *conf;
+	struct ts_state s1, s2;
+	const char *t = "xxab";
+	struct iovec lone[] = { { NULL, 100 } };
+	struct iovec mid[] = { { (void *)t, 4 }, { NULL, 100 },
+			       { (void *)"ab", 2 } };
+	char before[512];
+
+	(void)unused;
+	conf = textsearch_prepare("kmp", "ab", 2, GFP_KERNEL, 0);
+	assert_false(IS_ERR(conf));
+	/* leave a message behind, to see that the searches keep it */
+	assert_true(IS_ERR(textsearch_prepare("nosuchalgo", "x", 1,
+					      GFP_KERNEL, 0)));
+	snprintf(before, sizeof(before), "%s", textsearch_last_error());
+	assert_true(before[0] != '\0');
+
+	errno = 0;
+	assert_int_equal(textsearch_find_continuous(conf, &s1, NULL, 100),
+			 UINT_MAX);
+	assert_int_equal(textsearch_next(conf, &s1), UINT_MAX);
+	assert_int_equal(errno, 0);
+	assert_string_equal(textsearch_last_error(), before);
+
+	assert_int_equal(textsearch_find_iovec(conf, &s2, lone, 1), UINT_MAX);
+	assert_int_equal(textsearch_next(conf, &s2), UINT_MAX);
+	assert_int_equal(errno, 0);
+	assert_string_equal(textsearch_last_error(), before);
+
+	/* in the middle of an array it counts for no bytes at all */
+	assert_int_equal(textsearch_find_iovec(conf, &s2, mid, 3), 2);
+	assert_int_equal(textsearch_next(conf, &s2), 4);
+	assert_int_equal(textsearch_next(conf, &s2), UINT_MAX);
+	assert_int_equal(errno, 0);
+	assert_string_equal(textsearch_last_error(), before);
+	textsearch_destroy(conf);
+}
+
 /* Offsets stop at UINT_MAX - 1, whatever the iovecs hold: 5 GiB of
  * address space, never touched but for the few bytes asked. */
 static void test_iovec_limit(void **unused)
@@ -944,6 +987,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_iovec_differential),
 		cmocka_unit_test(test_iovec_edges),
+		cmocka_unit_test(test_iovec_null_base),
 		cmocka_unit_test(test_iovec_limit),
 		cmocka_unit_test(test_reader_file),
 		cmocka_unit_test(test_reader_pipe),

@@ -70,11 +70,3 @@ const char *textsearch_version_string(void)
 	return TS_STR(TEXTSEARCH_VERSION_MAJOR) "." TS_STR(
 		TEXTSEARCH_VERSION_MINOR) "." TS_STR(TEXTSEARCH_VERSION_PATCH);
 }
-
-void ts_fill_fold_table(u8 table[256], bool ignorecase)
-{
-	unsigned int c;
-
-	for (c = 0; c < 256; c++)
-		table[c] = ignorecase ? textsearch_fold((u8)c) : (u8)c;
-}

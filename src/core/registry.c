@@ -16,8 +16,13 @@
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ts_ops *registry_head; /* guarded by registry_lock */
 static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+/* One autoload at a time, so two threads autoloading one name load it
+ * once: the second finds what the first registered.  Taken before
+ * registry_lock, never inside it. */
+static pthread_mutex_t autoload_lock = PTHREAD_MUTEX_INITIALIZER;
 
-bool ts_name_is_valid(const char *name)
+/* Letters, digits, underscore; 1 to TS_NAME_MAX characters. */
+static bool ts_name_is_valid(const char *name)
 {
 	size_t n;
 
@@ -77,8 +82,7 @@ static int register_ops(struct ts_ops *ops)
 			       "textsearch_register: invalid algorithm name "
 			       "(letters, digits and '_', 1 to %d characters)",
 			       TS_NAME_MAX);
-	if (!ops->init || !ops->find || !ops->get_pattern ||
-	    !ops->get_pattern_len)
+	if (!ts_ops_has_methods(ops))
 		return ts_fail(-EINVAL,
 			       "textsearch_register: '%s' lacks init, find, "
 			       "get_pattern or get_pattern_len", ops->name);
@@ -188,6 +192,34 @@ static void put_ops(struct ts_ops *ops)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/* Load the plugin for @name and register its ops; a reference on them in
+ * *@ops.  0, or the error the loader or the registry gave. */
+static int autoload(const char *name, struct ts_ops **ops)
+{
+	struct ts_plugin_loaded plugin;
+	int err = 0;
+
+	pthread_mutex_lock(&autoload_lock);
+	*ops = get_ops(name);
+	if (!*ops) {
+		err = ts_plugin_load(name, &plugin);
+		if (!err) {
+			err = register_ops(plugin.ops);
+			/* -EEXIST: registered meanwhile by textsearch_register(),
+			 * and these ops are not in the registry (if they are
+			 * the same object, this only drops a reference) */
+			if (err)
+				ts_plugin_unload(&plugin);
+		}
+		if (!err || err == -EEXIST) {
+			err = 0;
+			*ops = get_ops(name);
+		}
+	}
+	pthread_mutex_unlock(&autoload_lock);
+	return err;
+}
+
 /* Finish a prepare that failed: set errno and make the error pointer. */
 static struct ts_config *prepare_error(int err)
 {
@@ -231,10 +263,9 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 
 	ops = get_ops(algo);
 	if (!ops && (flags & TS_AUTOLOAD) && gfp_mask != GFP_ATOMIC) {
-		err = ts_plugin_load(algo);
-		if (err && err != -EEXIST)
+		err = autoload(algo, &ops);
+		if (err)
 			return prepare_error(err);
-		ops = get_ops(algo);
 	}
 	if (!ops) {
 		if (!(flags & TS_AUTOLOAD))

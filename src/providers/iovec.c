@@ -27,6 +27,13 @@ struct iov_cursor {
 _Static_assert(sizeof(struct iov_cursor) <= TS_CB_SIZE,
 	       "iovec cursor must fit in ts_state.cb");
 
+/* A NULL base holds no bytes, whatever its length says, as NULL data does
+ * for textsearch_find_continuous(). */
+static size_t iov_bytes(const struct iovec *v)
+{
+	return v->iov_base ? v->iov_len : 0;
+}
+
 static unsigned int iovec_next_block(unsigned int consumed, const u8 **dst,
 				     struct ts_config *conf,
 				     struct ts_state *state)
@@ -43,11 +50,12 @@ static unsigned int iovec_next_block(unsigned int consumed, const u8 **dst,
 	/* back: never past iov[0], which starts at 0 <= consumed */
 	while (consumed < c.start) {
 		c.idx--;
-		c.start -= c.iov[c.idx].iov_len;
+		c.start -= iov_bytes(&c.iov[c.idx]);
 	}
 	/* forward, over empty buffers too; consumed - start never wraps */
-	while (c.idx < c.cnt && consumed - c.start >= c.iov[c.idx].iov_len) {
-		c.start += c.iov[c.idx].iov_len;
+	while (c.idx < c.cnt &&
+	       consumed - c.start >= iov_bytes(&c.iov[c.idx])) {
+		c.start += iov_bytes(&c.iov[c.idx]);
 		c.idx++;
 	}
 	memcpy(state->cb, &c, sizeof(c));
@@ -55,7 +63,7 @@ static unsigned int iovec_next_block(unsigned int consumed, const u8 **dst,
 		return 0;
 
 	off = consumed - c.start;
-	avail = c.iov[c.idx].iov_len - off;
+	avail = iov_bytes(&c.iov[c.idx]) - off;
 	if (avail > STREAM_END - consumed)
 		avail = STREAM_END - consumed;
 	*dst = (const u8 *)c.iov[c.idx].iov_base + off;

@@ -15,7 +15,12 @@ endif
 
 PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden
 
-$(OUT)/ts_$(NAME).so: ts_$(NAME).c ../testplugin.h ../plugin.mk Makefile
+# Rebuilt when the library's header changes (as plugins/shiftor).
+TS_HEADER := $(wildcard $(patsubst -I%,%/textsearch.h,\
+               $(filter -I%,$(TS_CFLAGS))))
+
+$(OUT)/ts_$(NAME).so: ts_$(NAME).c ../testplugin.h ../plugin.mk Makefile \
+                      $(TS_HEADER)
 	@mkdir -p $(OUT)
 	$(CC) $(PLUGIN_CFLAGS) $(CFLAGS) $(TS_CFLAGS) -shared $< -o $@ \
 	  $(TS_LIBS)

@@ -9,6 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+u8 *conf_snapshot(struct ts_config *conf)
+{
+	u8 *buf = malloc(sizeof(*conf) + conf->ts_priv_size);
+
+	if (!buf)
+		abort();
+	memcpy(buf, conf, sizeof(*conf));
+	memcpy(buf + sizeof(*conf), ts_config_priv(conf), conf->ts_priv_size);
+	return buf;
+}
+
+bool conf_unchanged(struct ts_config *conf, const u8 *snap)
+{
+	/* the header first: it holds the size of the rest */
+	return memcmp(snap, conf, sizeof(*conf)) == 0 &&
+	       memcmp(snap + sizeof(*conf), ts_config_priv(conf),
+		      conf->ts_priv_size) == 0;
+}
+
 uint64_t rng_next(struct rng *r)
 {
 	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);

@@ -30,6 +30,16 @@ char *test_read_file(const char *path, size_t *len);
  * symbols are in it), whatever its build folder is called. */
 bool test_binary_is_sanitized(const char *path);
 
+/* ---- config snapshots ---- */
+/*
+ * A copy of @conf's header and private data, to tell afterwards whether
+ * a search wrote to the config (searches must only read it); free() it.
+ * Aborts if out of memory (no cmocka here: the fuzz targets use it too).
+ */
+u8 *conf_snapshot(struct ts_config *conf);
+/* Whether @conf is still byte for byte what @snap holds. */
+bool conf_unchanged(struct ts_config *conf, const u8 *snap);
+
 /* ---- naive reference ---- */
 /* TS_IGNORECASE folding written independently of the library. */
 u8 ref_fold(u8 c);
