@@ -49,13 +49,19 @@ static void failure(const char *fmt, ...)
 	pthread_mutex_unlock(&msg_lock);
 }
 
+/* Called once the threads are joined.  The message is copied out first:
+ * fail_msg() leaves the test by longjmp, which must not skip the unlock
+ * (the next test would wait on the lock for ever). */
 static void expect_no_failures(void)
 {
+	unsigned int n = atomic_exchange(&failures, 0);
+	char msg[sizeof(first_msg)];
+
 	pthread_mutex_lock(&msg_lock);
-	if (atomic_load(&failures))
-		fail_msg("%u failure(s); first: %s", atomic_load(&failures),
-			 first_msg);
+	memcpy(msg, first_msg, sizeof(msg));
 	pthread_mutex_unlock(&msg_lock);
+	if (n)
+		fail_msg("%u failure(s); first: %s", n, msg);
 }
 
 static void run_threads(void *(*fn)(void *), void *args, size_t argsize)
