@@ -44,17 +44,17 @@
 #define SEED 0x7e575ea4c4ULL
 #define FULL_SIZE (128u << 20)
 #define QUICK_SIZE (4u << 20)
-#define PLANTS 8 /* copies of each rare-but-present pattern */
-#define SLICE_DIV 4    /* slow cells search the first quarter only */
-#define SLOW_GBPS 2.0  /* what "slow" means */
+#define PLANTS 8      /* copies of each rare-but-present pattern */
+#define SLICE_DIV 4   /* slow cells search the first quarter only */
+#define SLOW_GBPS 2.0 /* what "slow" means */
 
-static const unsigned int lengths[] = {1, 2, 3, 4, 8, 16, 32, 64, 256};
+static const unsigned int lengths[] = { 1, 2, 3, 4, 8, 16, 32, 64, 256 };
 #define NLEN (sizeof(lengths) / sizeof(lengths[0]))
 /* one more row: the common-prefix case, among many pthread_mutex_* calls */
 #define NROW (NLEN + 1)
 #define PTHREAD_ROW NLEN
 
-static const unsigned int block_sizes[] = {0, 64, 1500, 65536};
+static const unsigned int block_sizes[] = { 0, 64, 1500, 65536 };
 #define NMODE 4 /* 0 = contiguous, then blocks through textsearch_find_with */
 #define MODE_1500 2
 
@@ -67,8 +67,8 @@ static const char default_algos[] =
 #define MAX_ALGOS 16
 
 enum { ABSENT, RARE };
-static const char *const kind_name[] = {"absent", "rare"};
-static const char *const case_name[] = {"exact", "icase"};
+static const char *const kind_name[] = { "absent", "rare" };
+static const char *const case_name[] = { "exact", "icase" };
 
 static int quick;
 static double budget; /* seconds of timing per cell, at most */
@@ -100,12 +100,14 @@ static char words[NWORDS][16];
 static void make_vocabulary(void)
 {
 	static const char *const onset[] = {
-		"", "b", "c", "d", "f", "g", "h", "l", "m", "n", "p", "r", "s",
-		"t", "v", "w", "st", "th", "tr", "ch", "sh", "pl", "gr", "br"};
-	static const char *const nucleus[] = {"a", "e", "i", "o", "u", "ea",
-					      "ou", "io", "ai", "y"};
-	static const char *const coda[] = {"", "", "", "n", "r", "s", "t",
-					   "l", "nd", "ng", "st", "ck"};
+		"",   "b",  "c",  "d",	"f",  "g",  "h",  "l",
+		"m",  "n",  "p",  "r",	"s",  "t",  "v",  "w",
+		"st", "th", "tr", "ch", "sh", "pl", "gr", "br"
+	};
+	static const char *const nucleus[] = { "a",  "e",  "i",	 "o",  "u",
+					       "ea", "ou", "io", "ai", "y" };
+	static const char *const coda[] = { "",	 "",  "",   "n",  "r",	"s",
+					    "t", "l", "nd", "ng", "st", "ck" };
 	unsigned int i, s, nsyl;
 
 	for (i = 0; i < NWORDS; i++) {
@@ -114,10 +116,12 @@ static void make_vocabulary(void)
 		w[0] = '\0';
 		nsyl = 1 + rnd_below(3);
 		for (s = 0; s < nsyl; s++) {
-			strcat(w, onset[rnd_below(sizeof(onset) / sizeof(*onset))]);
+			strcat(w,
+			       onset[rnd_below(sizeof(onset) / sizeof(*onset))]);
 			strcat(w, nucleus[rnd_below(sizeof(nucleus) /
 						    sizeof(*nucleus))]);
-			strcat(w, coda[rnd_below(sizeof(coda) / sizeof(*coda))]);
+			strcat(w,
+			       coda[rnd_below(sizeof(coda) / sizeof(*coda))]);
 		}
 	}
 }
@@ -158,13 +162,19 @@ static void putf(struct out *o, const char *fmt, ...)
  * pthread_mutex_lock itself, which is only planted. */
 static void make_corpus(char *buf, size_t size)
 {
-	struct out o = {buf, buf + size};
+	struct out o = { buf, buf + size };
 	unsigned int n, i;
 
 	make_vocabulary();
 	while (o.p < o.end) {
 		switch (rnd_below(16)) {
-		case 0: case 1: case 2: case 3: case 4: case 5: case 6:
+		case 0:
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+		case 6:
 			n = 6 + rnd_below(12);
 			for (i = 0; i < n; i++) {
 				const char *w = word();
@@ -172,7 +182,8 @@ static void make_corpus(char *buf, size_t size)
 
 				if (i == 0) {
 					strcpy(cap, w);
-					cap[0] = (char)(cap[0] - 32 * (cap[0] >= 'a'));
+					cap[0] = (char)(cap[0] -
+							32 * (cap[0] >= 'a'));
 					w = cap;
 					put(&o, w);
 				} else {
@@ -185,18 +196,23 @@ static void make_corpus(char *buf, size_t size)
 			put(&o, ".\n");
 			break;
 		case 7:
-			putf(&o, "\tpthread_mutex_unlock(&%s->%s);\n", word(), word());
+			putf(&o, "\tpthread_mutex_unlock(&%s->%s);\n", word(),
+			     word());
 			break;
 		case 8:
-			putf(&o, "\tpthread_mutex_init(&%s->lock, NULL);\n", word());
+			putf(&o, "\tpthread_mutex_init(&%s->lock, NULL);\n",
+			     word());
 			break;
 		case 9:
-			putf(&o, "\tpthread_cond_wait(&%s->cond, &%s->mutex);\n",
+			putf(&o,
+			     "\tpthread_cond_wait(&%s->cond, &%s->mutex);\n",
 			     word(), word());
 			break;
 		case 10:
-			putf(&o, "\tif (pthread_mutex_trylock(&%s) != 0)\n"
-				 "\t\treturn -EBUSY;\n", word());
+			putf(&o,
+			     "\tif (pthread_mutex_trylock(&%s) != 0)\n"
+			     "\t\treturn -EBUSY;\n",
+			     word());
 			break;
 		case 11:
 			putf(&o, "\tpthread_create(&%s, NULL, %s_main, %s);\n",
@@ -214,7 +230,8 @@ static void make_corpus(char *buf, size_t size)
 			putf(&o, "#include <%s/%s.h>\n", word(), word());
 			break;
 		default:
-			putf(&o, "\t/* %s %s %s */\n}\n", word(), word(), word());
+			putf(&o, "\t/* %s %s %s */\n}\n", word(), word(),
+			     word());
 			break;
 		}
 	}
@@ -247,7 +264,7 @@ static unsigned long memmem_count(const u8 *hay, size_t n, const u8 *pat,
 struct pattern {
 	char text[260];
 	unsigned int len;
-	unsigned long expect[2]; /* matches, exact and icase */
+	unsigned long expect[2];       /* matches, exact and icase */
 	unsigned long expect_slice[2]; /* the same in the first quarter */
 };
 
@@ -257,8 +274,8 @@ static struct pattern pats[NROW][2]; /* [row][ABSENT/RARE] */
  * corpus, so it is absent whatever the case.  Short ones are random letters
  * (the syllables leave many letter pairs unused), long ones are runs of
  * vocabulary words, the way a real search looks. */
-static void pick_absent(char *dst, unsigned int len, const u8 *folded,
-			size_t n, const char *avoid)
+static void pick_absent(char *dst, unsigned int len, const u8 *folded, size_t n,
+			const char *avoid)
 {
 	unsigned int tries, i;
 
@@ -317,8 +334,9 @@ static void choose_patterns(u8 *corpus, u8 *folded, size_t n)
 				at = n - q->len - 1;
 			memcpy(corpus + at, q->text, q->len);
 			if (k & 1)
-				corpus[at] = (u8)(corpus[at] - 32 *
-					(corpus[at] >= 'a' && corpus[at] <= 'z'));
+				corpus[at] = (u8)(corpus[at] -
+						  32 * (corpus[at] >= 'a' &&
+							corpus[at] <= 'z'));
 			fold_copy(folded + at, corpus + at, q->len);
 		}
 	}
@@ -329,8 +347,8 @@ static void choose_patterns(u8 *corpus, u8 *folded, size_t n)
 			u8 low[260];
 
 			fold_copy(low, (const u8 *)x->text, x->len);
-			x->expect[0] = memmem_count(corpus, n,
-						    (const u8 *)x->text, x->len);
+			x->expect[0] = memmem_count(
+				corpus, n, (const u8 *)x->text, x->len);
 			x->expect[1] = memmem_count(folded, n, low, x->len);
 			x->expect_slice[0] = memmem_count(corpus, n / SLICE_DIV,
 							  (const u8 *)x->text,
@@ -434,7 +452,7 @@ static unsigned long run_ts(void *arg)
 		pos = textsearch_find_continuous(r->conf, &state, corpus,
 						 (unsigned int)search_len);
 	} else {
-		struct blocks b = {corpus, (unsigned int)search_len, r->bs};
+		struct blocks b = { corpus, (unsigned int)search_len, r->bs };
 
 		memcpy(state.cb, &b, sizeof(b));
 		pos = textsearch_find_with(r->conf, &state, block_next, NULL);
@@ -557,7 +575,7 @@ static int kmp_index = -1;
 /* GB/s; 0 = not measured */
 static double res[MAX_ALGOS][NMODE][2][2][NROW]; /* algo mode case kind row */
 static unsigned char sliced[MAX_ALGOS][NMODE][2][2][NROW];
-static double mm_gbps[2][2][NROW];               /* case kind row */
+static double mm_gbps[2][2][NROW]; /* case kind row */
 static double hsb_gbps[2][2][NROW], hss_gbps[2][2][NROW];
 static double memchr_gbps;
 static int wrong;
@@ -605,11 +623,11 @@ static void print_line(unsigned int m, int c, int k, unsigned int r,
 	ratio(x[1], sizeof(x[1]), v, mm_gbps[c][k][r]);
 	ratio(x[2], sizeof(x[2]), v, hsb_gbps[c][k][r]);
 	ratio(x[3], sizeof(x[3]), v, hss_gbps[c][k][r]);
-	ratio(x[4], sizeof(x[4]), v, kmp_index >= 0 ?
-	      res[kmp_index][m][c][k][r] : 0);
+	ratio(x[4], sizeof(x[4]), v,
+	      kmp_index >= 0 ? res[kmp_index][m][c][k][r] : 0);
 	printf("%-7s %-5s %-6s %4s %-15s %6.2f %7s %7s %7s %7s %7s %4zuM %lu\n",
-	       mode, case_name[c], kind_name[k], len, name, v, x[0], x[1],
-	       x[2], x[3], x[4], bytes >> 20,
+	       mode, case_name[c], kind_name[k], len, name, v, x[0], x[1], x[2],
+	       x[3], x[4], bytes >> 20,
 	       slice ? p->expect_slice[c] : p->expect[c]);
 }
 
@@ -656,8 +674,8 @@ static void measure_baselines(void)
 			for (r = 0; r < NROW; r++) {
 				const struct pattern *p = &pats[r][k];
 				char low[260];
-				struct mm_run m = {c ? folded : corpus,
-						   p->text, p->len};
+				struct mm_run m = { c ? folded : corpus,
+						    p->text, p->len };
 
 				/* icase: memmem over a copy folded
 				 * beforehand, folding not timed */
@@ -666,8 +684,8 @@ static void measure_baselines(void)
 						  (const u8 *)p->text, p->len);
 					m.pat = low;
 				}
-				mm_gbps[c][k][r] = gbps(
-					best_time(run_memmem, &m, &count));
+				mm_gbps[c][k][r] =
+					gbps(best_time(run_memmem, &m, &count));
 #ifdef HAVE_HS
 				struct hs_run h;
 
@@ -758,11 +776,13 @@ static void measure_algos(void)
 						algos[a], pats[r][k].text,
 						pats[r][k].len, GFP_KERNEL,
 						TS_AUTOLOAD |
-							(c ? TS_IGNORECASE : 0));
+							(c ? TS_IGNORECASE :
+							     0));
 					if (IS_ERR(run.conf))
 						continue; /* e.g. a length limit */
 					for (m = 0; m < NMODE; m++)
-						measure_cell(a, m, c, k, r, &run);
+						measure_cell(a, m, c, k, r,
+							     &run);
 					textsearch_destroy(run.conf);
 				}
 		if (checked) {
@@ -798,21 +818,34 @@ static void print_table(void)
 			for (k = 0; k < 2; k++)
 				for (r = 0; r < NROW; r++) {
 					if (m == 0) {
-						print_line(m, c, k, r,
-							   c ? "memmem(folded)" : "memmem",
-							   mm_gbps[c][k][r], 0);
+						print_line(
+							m, c, k, r,
+							c ? "memmem(folded)" :
+							    "memmem",
+							mm_gbps[c][k][r], 0);
 						if (hsb_gbps[c][k][r] > 0)
-							print_line(m, c, k, r, "hs-block",
-								   hsb_gbps[c][k][r], 0);
+							print_line(
+								m, c, k, r,
+								"hs-block",
+								hsb_gbps[c][k]
+									[r],
+								0);
 					}
-					if (m == MODE_1500 && hss_gbps[c][k][r] > 0)
-						print_line(m, c, k, r, "hs-stream1500",
-							   hss_gbps[c][k][r], 0);
+					if (m == MODE_1500 &&
+					    hss_gbps[c][k][r] > 0)
+						print_line(m, c, k, r,
+							   "hs-stream1500",
+							   hss_gbps[c][k][r],
+							   0);
 					for (a = 0; a < nalgos; a++)
 						if (res[a][m][c][k][r] > 0)
-							print_line(m, c, k, r, algos[a],
-								   res[a][m][c][k][r],
-								   sliced[a][m][c][k][r]);
+							print_line(
+								m, c, k, r,
+								algos[a],
+								res[a][m][c][k]
+								   [r],
+								sliced[a][m][c]
+								      [k][r]);
 				}
 }
 
@@ -855,10 +888,10 @@ struct target {
 	int cells, failed, unknown;
 };
 
-static void check(struct target *t, double ours, double theirs,
-		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void check(struct target *t, double ours, double theirs,
-		  const char *fmt, ...)
+static void check(struct target *t, double ours, double theirs, const char *fmt,
+		  ...) __attribute__((format(printf, 4, 5)));
+static void check(struct target *t, double ours, double theirs, const char *fmt,
+		  ...)
 {
 	double x;
 	va_list ap;
@@ -894,33 +927,55 @@ static void report(const struct target *t)
 
 static void print_targets(void)
 {
-	struct target t_hsb = {"len>=4: >=1.0x hs-block (contig)", 1.0, 0, "", 0, 0, 0};
-	struct target t_hss = {"len>=4: >=1.2x hs-stream (1500-byte blocks)", 1.2, 0, "", 0, 0, 0};
-	struct target t_mc = {"len>=8: >=1.0x memchr (contig)", 1.0, 0, "", 0, 0, 0};
-	struct target t_mm = {"all: >=3x memmem (contig)", 3.0, 0, "", 0, 0, 0};
-	struct target t_kmp = {"all: >=30x kmp (every mode)", 30.0, 0, "", 0, 0, 0};
-	struct target t_ic = {"icase >=0.7x exact (every mode)", 0.7, 0, "", 0, 0, 0};
+	struct target t_hsb = {
+		"len>=4: >=1.0x hs-block (contig)", 1.0, 0, "", 0, 0, 0
+	};
+	struct target t_hss = { "len>=4: >=1.2x hs-stream (1500-byte blocks)",
+				1.2,
+				0,
+				"",
+				0,
+				0,
+				0 };
+	struct target t_mc = {
+		"len>=8: >=1.0x memchr (contig)", 1.0, 0, "", 0, 0, 0
+	};
+	struct target t_mm = {
+		"all: >=3x memmem (contig)", 3.0, 0, "", 0, 0, 0
+	};
+	struct target t_kmp = {
+		"all: >=30x kmp (every mode)", 30.0, 0, "", 0, 0, 0
+	};
+	struct target t_ic = {
+		"icase >=0.7x exact (every mode)", 0.7, 0, "", 0, 0, 0
+	};
 	int ch = champion(), c, k;
 	unsigned int r, m, len;
 	char mode[16], lab[8];
 
-	printf("\ntargets, for %s:\n", ch >= 0 ? algos[ch] :
-	       "the fastest of the available algorithms, cell by cell");
+	printf("\ntargets, for %s:\n",
+	       ch >= 0 ?
+		       algos[ch] :
+		       "the fastest of the available algorithms, cell by cell");
 	for (c = 0; c < 2; c++)
 		for (k = 0; k < 2; k++)
 			for (r = 0; r < NROW; r++) {
 				len = pats[r][k].len;
 				row_label(lab, sizeof(lab), r);
 				if (len >= 4) {
-					check(&t_hsb, champ_value(ch, 0, c, k, r),
+					check(&t_hsb,
+					      champ_value(ch, 0, c, k, r),
 					      hsb_gbps[c][k][r], "%s %s len %s",
 					      case_name[c], kind_name[k], lab);
-					check(&t_hss, champ_value(ch, MODE_1500, c, k, r),
+					check(&t_hss,
+					      champ_value(ch, MODE_1500, c, k,
+							  r),
 					      hss_gbps[c][k][r], "%s %s len %s",
 					      case_name[c], kind_name[k], lab);
 				}
 				if (len >= 8)
-					check(&t_mc, champ_value(ch, 0, c, k, r),
+					check(&t_mc,
+					      champ_value(ch, 0, c, k, r),
 					      memchr_gbps, "%s %s len %s",
 					      case_name[c], kind_name[k], lab);
 				check(&t_mm, champ_value(ch, 0, c, k, r),
@@ -929,13 +984,19 @@ static void print_targets(void)
 				for (m = 0; m < NMODE; m++) {
 					mode_label(mode, sizeof(mode), m);
 					if (kmp_index >= 0 && kmp_index != ch)
-						check(&t_kmp, champ_value(ch, m, c, k, r),
+						check(&t_kmp,
+						      champ_value(ch, m, c, k,
+								  r),
 						      res[kmp_index][m][c][k][r],
 						      "%s %s %s len %s", mode,
-						      case_name[c], kind_name[k], lab);
+						      case_name[c],
+						      kind_name[k], lab);
 					if (c)
-						check(&t_ic, champ_value(ch, m, 1, k, r),
-						      champ_value(ch, m, 0, k, r),
+						check(&t_ic,
+						      champ_value(ch, m, 1, k,
+								  r),
+						      champ_value(ch, m, 0, k,
+								  r),
 						      "%s %s len %s", mode,
 						      kind_name[k], lab);
 				}
@@ -1006,21 +1067,22 @@ static int on_path(const char *prog)
 
 static void processes(const char *file, const char *tsgrep)
 {
-	const char *tools[3] = {tsgrep, "grep", "rg"};
+	const char *tools[3] = { tsgrep, "grep", "rg" };
 	int have[3];
 	const int runs = quick ? 3 : 7;
 	unsigned int pi, t;
 	int ic, i;
 	/* the common prefix, a short and a long absent pattern */
-	static const unsigned int which[][2] = {{PTHREAD_ROW, RARE},
-						{3, ABSENT}, /* 4 bytes */
-						{6, ABSENT}}; /* 32 bytes */
+	static const unsigned int which[][2] = { { PTHREAD_ROW, RARE },
+						 { 3, ABSENT },	  /* 4 bytes */
+						 { 6, ABSENT } }; /* 32 bytes */
 
 	have[0] = tsgrep && access(tsgrep, X_OK) == 0;
 	have[1] = on_path("grep");
 	have[2] = on_path("rg");
 	printf("\nwhole process, median of %d runs, LC_ALL=C, file %s (%zu bytes),\n"
-	       "seconds wall (CPU):\n", runs, file, corpus_len);
+	       "seconds wall (CPU):\n",
+	       runs, file, corpus_len);
 	if (!have[0])
 		printf("  tsgrep: skipped, %s does not exist yet\n",
 		       tsgrep ? tsgrep : "(no --tsgrep)");
@@ -1031,9 +1093,10 @@ static void processes(const char *file, const char *tsgrep)
 	       "tsgrep", "grep -F", "rg -F", "counts");
 	for (pi = 0; pi < sizeof(which) / sizeof(which[0]); pi++)
 		for (ic = 0; ic < 2; ic++) {
-			const struct pattern *p = &pats[which[pi][0]][which[pi][1]];
-			double med[3] = {0, 0, 0}, medcpu[3] = {0, 0, 0};
-			char counts[3][64] = {"-", "-", "-"};
+			const struct pattern *p =
+				&pats[which[pi][0]][which[pi][1]];
+			double med[3] = { 0, 0, 0 }, medcpu[3] = { 0, 0, 0 };
+			char counts[3][64] = { "-", "-", "-" };
 
 			for (t = 0; t < 3; t++) {
 				double times[16], cpus[16];
@@ -1052,17 +1115,21 @@ static void processes(const char *file, const char *tsgrep)
 				argv[n++] = (char *)file;
 				argv[n] = NULL;
 				for (i = 0; i < runs && ok; i++) {
-					times[i] = run_process(argv, out, sizeof(out),
+					times[i] = run_process(argv, out,
+							       sizeof(out),
 							       &cpus[i]);
 					ok = times[i] >= 0;
 				}
 				if (!ok) {
-					snprintf(counts[t], sizeof(counts[t]), "error");
+					snprintf(counts[t], sizeof(counts[t]),
+						 "error");
 					continue;
 				}
-				qsort(times, (size_t)runs, sizeof(double), cmp_double);
+				qsort(times, (size_t)runs, sizeof(double),
+				      cmp_double);
 				med[t] = times[runs / 2];
-				qsort(cpus, (size_t)runs, sizeof(double), cmp_double);
+				qsort(cpus, (size_t)runs, sizeof(double),
+				      cmp_double);
 				medcpu[t] = cpus[runs / 2];
 				/* rg -c prints nothing when nothing matches */
 				out[strcspn(out, "\n")] = '\0';
@@ -1073,15 +1140,17 @@ static void processes(const char *file, const char *tsgrep)
 
 			for (t = 0; t < 3; t++)
 				if (med[t] > 0)
-					snprintf(cell[t], 32, "%.3f (%.3f)", med[t],
-						 medcpu[t]);
+					snprintf(cell[t], 32, "%.3f (%.3f)",
+						 med[t], medcpu[t]);
 				else
 					snprintf(cell[t], 32, "-");
-			printf("  %-32.32s %-8s %13s %13s %13s %s/%s/%s", p->text,
-			       ic ? "-F -i -c" : "-F -c", cell[0], cell[1],
-			       cell[2], counts[0], counts[1], counts[2]);
+			printf("  %-32.32s %-8s %13s %13s %13s %s/%s/%s",
+			       p->text, ic ? "-F -i -c" : "-F -c", cell[0],
+			       cell[1], cell[2], counts[0], counts[1],
+			       counts[2]);
 			if (med[0] > 0 && med[2] > 0)
-				printf("  tsgrep/rg %.2fx (%s)", med[0] / med[2],
+				printf("  tsgrep/rg %.2fx (%s)",
+				       med[0] / med[2],
 				       med[0] <= med[2] ? "met" : "NOT MET");
 			printf("\n");
 		}
@@ -1131,8 +1200,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--algos") && i + 1 < argc)
 			list = argv[++i];
 		else {
-			fprintf(stderr, "usage: %s [--quick] [--corpus FILE] "
-				"[--tsgrep PATH] [--algos \"a b\"]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--quick] [--corpus FILE] "
+				"[--tsgrep PATH] [--algos \"a b\"]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -1157,8 +1228,9 @@ int main(int argc, char **argv)
 	folded = fbuf;
 
 	printf("textsearch bench%s: %zu-byte corpus, seed %#llx, single thread, "
-	       "best of up to %d passes\n", quick ? " (quick)" : "", corpus_len,
-	       (unsigned long long)SEED, max_reps);
+	       "best of up to %d passes\n",
+	       quick ? " (quick)" : "", corpus_len, (unsigned long long)SEED,
+	       max_reps);
 	if (quick)
 		printf("quick run: the corpus fits in the caches, so the figures "
 		       "only show that everything runs and counts right\n");

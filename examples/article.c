@@ -25,8 +25,7 @@ static void expect(const char *what, unsigned int got, unsigned int want)
 
 /* The data is three fragments, as a packet might hold it.  The provider
  * keeps no state of its own: it finds the fragment holding `consumed`. */
-static const char *const fragments[] = { "We dance the fu", "nky chi",
-					 "cken" };
+static const char *const fragments[] = { "We dance the fu", "nky chi", "cken" };
 
 static unsigned int get_next_block(unsigned int consumed, const u8 **dst,
 				   struct ts_config *conf,
@@ -74,8 +73,9 @@ static void search(const char *algo, const void *pattern, unsigned int len,
 		return;
 	}
 	snprintf(what, sizeof(what), "%s: contiguous", algo);
-	expect(what, textsearch_find_continuous(conf, &state, text,
-						(unsigned int)strlen(text)),
+	expect(what,
+	       textsearch_find_continuous(conf, &state, text,
+					  (unsigned int)strlen(text)),
 	       19);
 	snprintf(what, sizeof(what), "%s: contiguous, next", algo);
 	expect(what, textsearch_next(conf, &state), UINT_MAX);
@@ -106,7 +106,7 @@ int main(void)
 	for (i = 0; i < 7; i++) {
 		tokens[i + 1].type = TS_FSM_SPECIFIC;
 		tokens[i + 1].recur = TS_FSM_SINGLE;
-		tokens[i + 1].value = (u8)"chicken"[i];
+		tokens[i + 1].value = (u8) "chicken"[i];
 	}
 
 	search("kmp", "chicken", 7, 0);
@@ -116,11 +116,11 @@ int main(void)
 	search("shiftor", "chicken", 7, TS_AUTOLOAD);
 
 	conf = textsearch_prepare("nosuchalgo", "x", 1, GFP_KERNEL, 0);
-	expect("unknown algorithm gives -ENOENT", IS_ERR(conf) ?
-		       (unsigned int)-PTR_ERR(conf) : 0, ENOENT);
+	expect("unknown algorithm gives -ENOENT",
+	       IS_ERR(conf) ? (unsigned int)-PTR_ERR(conf) : 0, ENOENT);
 	conf = textsearch_prepare("kmp", "x", 0, GFP_KERNEL, 0);
-	expect("empty pattern gives -EINVAL", IS_ERR(conf) ?
-		       (unsigned int)-PTR_ERR(conf) : 0, EINVAL);
+	expect("empty pattern gives -EINVAL",
+	       IS_ERR(conf) ? (unsigned int)-PTR_ERR(conf) : 0, EINVAL);
 
 	printf("%s\n", failures ? "FAILED" : "all as the article says");
 	return failures ? 1 : 0;

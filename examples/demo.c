@@ -82,8 +82,8 @@ static int literal(const char *algo, const char *pattern, int flags,
 	for (pos = textsearch_find_reader(conf, &state, reader);
 	     pos != UINT_MAX; pos = textsearch_next(conf, &state))
 		m++;
-	printf("    %u match(es) contiguous, %u read in %zu-byte chunks%s\n",
-	       n, m, chunk, n == m ? "" : "  <-- MISMATCH");
+	printf("    %u match(es) contiguous, %u read in %zu-byte chunks%s\n", n,
+	       m, chunk, n == m ? "" : "  <-- MISMATCH");
 	ts_reader_free(reader);
 	close(fd);
 	textsearch_destroy(conf);
@@ -105,8 +105,7 @@ static int request_lines(const char *text, unsigned int tlen)
 	struct ts_state state;
 	unsigned int pos;
 
-	conf = textsearch_prepare("fsm", tokens, sizeof(tokens), GFP_KERNEL,
-				  0);
+	conf = textsearch_prepare("fsm", tokens, sizeof(tokens), GFP_KERNEL, 0);
 	if (IS_ERR(conf)) {
 		fprintf(stderr, "demo: fsm: %s\n", textsearch_last_error());
 		return 1;

@@ -52,8 +52,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size);
 
 static const char *const algo_names[] = {
-	"kmp",		   "bm",	   "shiftor",	    "fsm",
-	"rarebyte_scalar", "rarebyte_sse2", "rarebyte_avx2", "rarebyte_avx512",
+	"kmp",
+	"bm",
+	"shiftor",
+	"fsm",
+	"rarebyte_scalar",
+	"rarebyte_sse2",
+	"rarebyte_avx2",
+	"rarebyte_avx512",
 	"auto",
 };
 
@@ -108,8 +114,8 @@ struct fuzz_case {
 	bool icase, raw, atomic;
 	int split;
 	u8 pat[256 * sizeof(struct ts_fsm_token)];
-	unsigned int plen;   /* bytes given to prepare */
-	unsigned int ntok;   /* fsm: whole tokens in pat */
+	unsigned int plen; /* bytes given to prepare */
+	unsigned int ntok; /* fsm: whole tokens in pat */
 	unsigned int cuts[256];
 	unsigned int ncuts;
 	u8 *data;
@@ -186,8 +192,7 @@ static long expected_error(const struct fuzz_case *c)
 		struct ts_fsm_token t[256];
 
 		memcpy(t, c->pat, c->plen);
-		return ref_fsm_check(t, c->ntok,
-				     c->icase ? TS_IGNORECASE : 0);
+		return ref_fsm_check(t, c->ntok, c->icase ? TS_IGNORECASE : 0);
 	}
 }
 
@@ -262,7 +267,8 @@ static void run(struct fuzz_case *c)
 	if (err) {
 		if (!IS_ERR(conf) || PTR_ERR(conf) != err)
 			die("%s: prepare of a bad pattern (%u bytes) gave %ld, "
-			    "want %ld", algo_names[c->algo], c->plen,
+			    "want %ld",
+			    algo_names[c->algo], c->plen,
 			    IS_ERR(conf) ? PTR_ERR(conf) : 0L, err);
 		return;
 	}
@@ -301,8 +307,8 @@ static void run(struct fuzz_case *c)
 		b = blocks_new(c->data, c->dlen, c->cuts, c->ncuts);
 		break;
 	}
-	pos = c->split == 3 ? blocks_find_kernel_style(conf, &st, b)
-			    : blocks_find(conf, &st, b);
+	pos = c->split == 3 ? blocks_find_kernel_style(conf, &st, b) :
+			      blocks_find(conf, &st, b);
 	calls = compare(c, c->split == 3 ? "kernel-style blocks" : "blocks",
 			conf, &st, pos, want, nwant);
 	if (!blocks_ok(b))

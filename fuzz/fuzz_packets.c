@@ -67,7 +67,7 @@ extern struct fuzz_pkt_totals fuzz_pkt_totals;
 struct fuzz_pkt_totals fuzz_pkt_totals;
 
 static const int link_types[8] = {
-	DLT_EN10MB, DLT_RAW,	   DLT_IPV4,	   DLT_IPV6,
+	DLT_EN10MB, DLT_RAW,  DLT_IPV4,	     DLT_IPV6,
 	DLT_NULL,   DLT_LOOP, DLT_LINUX_SLL, DLT_LINUX_SLL2,
 };
 
@@ -79,9 +79,10 @@ static const struct {
 	const char *bytes;
 	unsigned int len;
 } fixed_patterns[] = {
-	{ "GET /", 5 },		{ "funky-chicken", 13 }, { "HTTP/1.", 7 },
-	{ "aa", 2 },		{ "\x45\x00", 2 },	 { "\x00\x00", 2 },
-	{ "abab", 4 },		{ "X", 1 },
+	{ "GET /", 5 },	   { "funky-chicken", 13 },
+	{ "HTTP/1.", 7 },  { "aa", 2 },
+	{ "\x45\x00", 2 }, { "\x00\x00", 2 },
+	{ "abab", 4 },	   { "X", 1 },
 };
 #define NR_FIXED (sizeof(fixed_patterns) / sizeof(fixed_patterns[0]))
 
@@ -89,10 +90,10 @@ static const struct {
  * (a buffer costs its struct, ~700 bytes, plus its data), max_frags small
  * enough that a datagram of a few fragments passes it. */
 static const struct defrag_limits limit_sets[4] = {
-	{ 64u << 10, 8, TIMEOUT_MS * MS },
-	{ 4u << 10, 8, TIMEOUT_MS * MS },
-	{ 2u << 10, 3, TIMEOUT_MS * MS },
-	{ 64u << 10, 2, 5 * TIMEOUT_MS * MS },
+	{ 64u << 10, 8, TIMEOUT_MS *MS },
+	{ 4u << 10, 8, TIMEOUT_MS *MS },
+	{ 2u << 10, 3, TIMEOUT_MS *MS },
+	{ 64u << 10, 2, 5 * TIMEOUT_MS *MS },
 };
 
 /* [pattern][icase][algo], prepared in LLVMFuzzerInitialize, and a copy of
@@ -117,9 +118,9 @@ static void die(const char *fmt, ...)
 static struct ts_config *prepare(unsigned int algo, const void *pat,
 				 unsigned int len, bool icase)
 {
-	struct ts_config *conf = textsearch_prepare(
-		pkt_algos[algo], pat, len, GFP_KERNEL,
-		icase ? TS_IGNORECASE : 0);
+	struct ts_config *conf = textsearch_prepare(pkt_algos[algo], pat, len,
+						    GFP_KERNEL,
+						    icase ? TS_IGNORECASE : 0);
 
 	if (IS_ERR_OR_NULL(conf))
 		die("%s: prepare failed: %s (%s)", pkt_algos[algo],
@@ -135,7 +136,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	if (fixed_conf[0][0][0])
-		return 0;	/* a replay driver may call it again */
+		return 0; /* a replay driver may call it again */
 	for (p = 0; p < NR_FIXED; p++)
 		for (i = 0; i < 2; i++)
 			for (a = 0; a < NR_ALGOS; a++) {
@@ -170,7 +171,7 @@ struct shadow_frag {
 	uint32_t id;
 	unsigned int offset, len, hdrlen;
 	bool more;
-	u8 *data;	/* header (hdrlen bytes), then payload */
+	u8 *data; /* header (hdrlen bytes), then payload */
 };
 
 struct pkt_case {
@@ -180,10 +181,10 @@ struct pkt_case {
 	u8 pat[PKT_PATTERN_MAX];
 	unsigned int plen;
 	struct ts_config *conf[NR_ALGOS];
-	const u8 *snap[NR_ALGOS];	/* fixed patterns only */
+	const u8 *snap[NR_ALGOS]; /* fixed patterns only */
 	bool own_conf;
 	u8 from_ctl, to_ctl;
-	struct shadow_frag *shadow;	/* every fragment given to defrag */
+	struct shadow_frag *shadow; /* every fragment given to defrag */
 	unsigned int nshadow, shadow_cap;
 };
 
@@ -261,7 +262,8 @@ static void check_seq_read(struct sk_buff *skb, const u8 *flat,
 	while ((n = skb_seq_read(consumed, &block, &st)) != 0) {
 		if (n > cto - cfrom - consumed)
 			die("seq_read served %u bytes at %u, past the window "
-			    "[%u, %u)", n, consumed, cfrom, cto);
+			    "[%u, %u)",
+			    n, consumed, cfrom, cto);
 		if (memcmp(block, flat + cfrom + consumed, n) != 0)
 			die("seq_read's bytes at %u differ from skb_copy_bits'",
 			    cfrom + consumed);
@@ -274,9 +276,8 @@ static void check_seq_read(struct sk_buff *skb, const u8 *flat,
 }
 
 static void search_one(struct pkt_case *c, struct sk_buff *skb,
-		       unsigned int from, unsigned int to,
-		       unsigned int algo, const unsigned int *want,
-		       unsigned int nwant)
+		       unsigned int from, unsigned int to, unsigned int algo,
+		       const unsigned int *want, unsigned int nwant)
 {
 	struct ts_config *conf = c->conf[algo];
 	struct ts_state st;
@@ -409,11 +410,11 @@ static void shadow_add(struct pkt_case *c, const struct sk_buff *skb,
 	struct shadow_frag *f;
 
 	if (frag->payload_len > skb->len)
-		return;	/* defrag drops it as invalid */
+		return; /* defrag drops it as invalid */
 	if (c->nshadow == c->shadow_cap) {
 		c->shadow_cap = c->shadow_cap ? 2 * c->shadow_cap : 16;
-		c->shadow = realloc(c->shadow,
-				    c->shadow_cap * sizeof(*c->shadow));
+		c->shadow =
+			realloc(c->shadow, c->shadow_cap * sizeof(*c->shadow));
 		if (!c->shadow)
 			abort();
 	}
@@ -433,8 +434,8 @@ static void shadow_add(struct pkt_case *c, const struct sk_buff *skb,
  * (@first) followed by a payload whose every byte some fragment of the
  * datagram carried at that offset, ending where a last fragment ended. */
 static bool made_of_fragments(const struct pkt_case *c, const u8 *flat,
-			      unsigned int len,
-			      const struct shadow_frag *first, u8 *covered)
+			      unsigned int len, const struct shadow_frag *first,
+			      u8 *covered)
 {
 	const u8 *payload = flat + first->hdrlen;
 	unsigned int plen = len - first->hdrlen, i, j;
@@ -482,11 +483,12 @@ static void check_reassembled(const struct pkt_case *c, struct sk_buff *skb,
 		    same_datagram(&c->shadow[i], &key) &&
 		    c->shadow[i].hdrlen <= skb->len &&
 		    !memcmp(flat, c->shadow[i].data, c->shadow[i].hdrlen))
-			ok = made_of_fragments(c, flat, skb->len,
-					       &c->shadow[i], covered);
+			ok = made_of_fragments(c, flat, skb->len, &c->shadow[i],
+					       covered);
 	if (!ok)
 		die("a reassembled datagram of %u bytes (id %#x) is not its "
-		    "fragments put together", skb->len, (unsigned int)frag->id);
+		    "fragments put together",
+		    skb->len, (unsigned int)frag->id);
 	free(covered);
 	free(flat);
 }
@@ -567,7 +569,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	struct pkt_case c;
 	struct defrag *d;
 	unsigned int a, len;
-	int64_t ts = 1000 * 1000 * MS;	/* any capture time */
+	int64_t ts = 1000 * 1000 * MS; /* any capture time */
 
 	memset(&c, 0, sizeof(c));
 	decode_header(&c, &r);

@@ -26,7 +26,7 @@ enum { L_EN10MB, L_RAW, L_IPV4, L_IPV6, L_NULL, L_LOOP, L_SLL, L_SLL2 };
 #define LIMITS(n) ((unsigned int)(n) << 5)
 /* byte 1: fixed patterns, or one from the input */
 enum { P_GET, P_CHICKEN, P_HTTP, P_AA, P_IPV4, P_ZEROS, P_ABAB, P_X };
-#define P_INPUT(len) (0x80u | ((len) - 1u))
+#define P_INPUT(len) (0x80u | ((len)-1u))
 /* byte 2: window start; byte 3: window end */
 #define FROM_IP(n) ((unsigned int)(n) << 2)
 #define FROM_L4(n) (1u | (unsigned int)(n) << 2)
@@ -138,18 +138,18 @@ static void add(int delta_ms, const struct pg_frame *f)
 		hlen = 4;
 		break;
 	case L_SLL:
-		out[1] = 0;		/* to us */
-		out[3] = 1;		/* ARPHRD_ETHER */
-		out[5] = 6;		/* address length */
+		out[1] = 0; /* to us */
+		out[3] = 1; /* ARPHRD_ETHER */
+		out[5] = 6; /* address length */
 		memcpy(out + 6, f->bytes + 6, 6);
 		memcpy(out + 14, f->bytes + 12, 2);
 		hlen = 16;
 		break;
 	case L_SLL2:
 		memcpy(out, f->bytes + 12, 2);
-		out[7] = 2;		/* interface index */
-		out[9] = 1;		/* ARPHRD_ETHER */
-		out[10] = 4;		/* outgoing */
+		out[7] = 2;  /* interface index */
+		out[9] = 1;  /* ARPHRD_ETHER */
+		out[10] = 4; /* outgoing */
 		out[11] = 6;
 		memcpy(out + 12, f->bytes + 6, 6);
 		hlen = 20;
@@ -160,8 +160,7 @@ static void add(int delta_ms, const struct pg_frame *f)
 }
 
 /* @f with @ntags VLAN tags (802.1ad outer, 802.1Q inner) after the MACs. */
-static void add_vlan(int delta_ms, const struct pg_frame *f,
-		     unsigned int ntags)
+static void add_vlan(int delta_ms, const struct pg_frame *f, unsigned int ntags)
 {
 	unsigned int i;
 
@@ -172,7 +171,7 @@ static void add_vlan(int delta_ms, const struct pg_frame *f,
 		t[0] = i + 1 < ntags ? 0x88 : 0x81;
 		t[1] = i + 1 < ntags ? 0xa8 : 0x00;
 		t[2] = 0;
-		t[3] = (uint8_t)(10 + i);	/* VLAN id */
+		t[3] = (uint8_t)(10 + i); /* VLAN id */
 	}
 	memcpy(tmp.bytes + 12 + 4 * ntags, f->bytes + 12, f->len - 12);
 	tmp.len = f->len + 4 * ntags;
@@ -210,10 +209,10 @@ static void ipv6_insert_ext(struct pg_frame *f, const uint8_t *types,
 		ext[at] = i + 1 < n ? types[i + 1] : next;
 		/* hdr ext len: AH counts 4-byte words minus 2, others
 		 * 8-byte words minus 1 */
-		ext[at + 1] = (uint8_t)(types[i] == 51 ? lens[i] / 4 - 2
-						       : lens[i] / 8 - 1);
+		ext[at + 1] = (uint8_t)(types[i] == 51 ? lens[i] / 4 - 2 :
+							 lens[i] / 8 - 1);
 		if (types[i] == 0 || types[i] == 60) {
-			ext[at + 2] = 1;	/* PadN over the rest */
+			ext[at + 2] = 1; /* PadN over the rest */
 			ext[at + 3] = (uint8_t)(lens[i] - 4);
 		}
 		at += lens[i];
@@ -236,14 +235,16 @@ static void ipv4_insert_options(struct pg_frame *f, unsigned int words)
 	insert(f, ETH_HLEN + 20, opt, 4 * words);
 }
 
-static const struct pg_flow udp4 = { 4, "10.0.0.1", "10.0.0.2", IPPROTO_UDP,
-				     5353, 9999, 0, 0 };
-static const struct pg_flow tcp4 = { 4, "192.168.1.10", "192.168.1.20",
-				     IPPROTO_TCP, 40000, 80, 1000, 0 };
-static const struct pg_flow udp6 = { 6, "fd00::1", "fd00::2", IPPROTO_UDP,
-				     1234, 9999, 0, 0 };
-static const struct pg_flow tcp6 = { 6, "2001:db8::a", "2001:db8::b",
-				     IPPROTO_TCP, 50000, 8080, 77, 0 };
+static const struct pg_flow udp4 = { 4,	   "10.0.0.1", "10.0.0.2", IPPROTO_UDP,
+				     5353, 9999,       0,	   0 };
+static const struct pg_flow tcp4 = {
+	4, "192.168.1.10", "192.168.1.20", IPPROTO_TCP, 40000, 80, 1000, 0
+};
+static const struct pg_flow udp6 = { 6,	   "fd00::1", "fd00::2", IPPROTO_UDP,
+				     1234, 9999,      0,	 0 };
+static const struct pg_flow tcp6 = {
+	6, "2001:db8::a", "2001:db8::b", IPPROTO_TCP, 50000, 8080, 77, 0
+};
 
 static const char http[] = "GET / HTTP/1.1\r\nHost: example\r\n"
 			   "User-Agent: We dance the funky-chicken\r\n\r\n";
@@ -280,11 +281,12 @@ static void add_frag(int delta_ms, const struct pg_flow *flow, uint32_t id,
 
 static void whole_datagrams(void)
 {
-	static const int links[] = { L_RAW, L_IPV4, L_IPV6, L_NULL, L_LOOP,
-				     L_SLL, L_SLL2 };
+	static const int links[] = { L_RAW,  L_IPV4, L_IPV6, L_NULL,
+				     L_LOOP, L_SLL,  L_SLL2 };
 	static const char *const names[] = {
-		"raw-ipv4-ipv6", "ipv4-udp",	  "ipv6-udp",	   "null-ipv4-ipv6",
-		"loop-ipv4-ipv6", "sll-ipv4-ipv6", "sll2-ipv4-ipv6",
+		"raw-ipv4-ipv6",  "ipv4-udp",	    "ipv6-udp",
+		"null-ipv4-ipv6", "loop-ipv4-ipv6", "sll-ipv4-ipv6",
+		"sll2-ipv4-ipv6",
 	};
 	unsigned int i;
 
@@ -343,7 +345,7 @@ static void whole_datagrams(void)
 		uint8_t body[64];
 
 		memset(body, 'X', sizeof(body));
-		body[0] = 8;	/* echo request */
+		body[0] = 8; /* echo request */
 		icmp.proto = IPPROTO_ICMP;
 		sctp.proto = IPPROTO_SCTP;
 		icmp6.proto = IPPROTO_ICMPV6;
@@ -535,22 +537,23 @@ static void windows_and_junk(void)
 {
 	/* "funky-chicken" of a UDP datagram at 63..76 from the IP header:
 	 * a window of exactly it, one a byte short, then the other bases */
-	static const unsigned int froms[] = { FROM_IP(63),    FROM_IP(63),
-					      FROM_L4(2),     FROM_PAYLOAD(41),
-					      FROM_END(20),   FROM_PAYLOAD(63) };
+	static const unsigned int froms[] = { FROM_IP(63),  FROM_IP(63),
+					      FROM_L4(2),   FROM_PAYLOAD(41),
+					      FROM_END(20), FROM_PAYLOAD(63) };
 	static const unsigned int tos[] = { TO_FROM_PLUS(13), TO_FROM_PLUS(12),
 					    TO_LEN_MINUS(5),  TO_MAX,
 					    TO_FROM_PLUS(0),  TO_MAX };
 	static const unsigned int pats[] = { P_CHICKEN, P_CHICKEN, P_ZEROS,
 					     P_X,	P_HTTP,	   P_X };
-	static const uint8_t arp[42] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					 2, 0, 0, 0, 0, 1, 0x08, 0x06 };
+	static const uint8_t arp[42] = { 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0xff, 2,    0,	   0,	 0,
+					 0,    1,    0x08, 0x06 };
 	char name[64];
 	unsigned int i;
 
 	for (i = 0; i < 6; i++) {
 		begin(L_EN10MB, 0, pats[i], froms[i], tos[i]);
-		if (i == 5)	/* the window starts past the end */
+		if (i == 5) /* the window starts past the end */
 			pg_build(&frames[0], &udp4, "X", 1);
 		else
 			pg_build(&frames[0], i == 2 || i == 4 ? &tcp6 : &udp4,
@@ -563,10 +566,10 @@ static void windows_and_junk(void)
 	begin(L_EN10MB, 0, P_CHICKEN, FROM_PAYLOAD(0), TO_LEN);
 	put_frame(0, arp, sizeof(arp));
 	pg_build(&frames[0], &udp4, dance, slen(dance));
-	put_frame(0, frames[0].bytes, 40);	/* cut short */
-	frames[0].bytes[ETH_HLEN] = 0x55;	/* IP version 5 */
+	put_frame(0, frames[0].bytes, 40); /* cut short */
+	frames[0].bytes[ETH_HLEN] = 0x55;  /* IP version 5 */
 	put_frame(0, frames[0].bytes, frames[0].len);
-	put_frame(0, frames[0].bytes, 10);	/* shorter than Ethernet */
+	put_frame(0, frames[0].bytes, 10); /* shorter than Ethernet */
 	pg_build(&frames[0], &udp4, dance, slen(dance));
 	add(0, &frames[0]);
 	finish("en10mb-junk");

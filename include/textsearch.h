@@ -45,7 +45,7 @@ extern "C" {
 #define TEXTSEARCH_VERSION_MAJOR 1
 #define TEXTSEARCH_VERSION_MINOR 0
 #define TEXTSEARCH_VERSION_PATCH 0
-#define TEXTSEARCH_VERSION_NUMBER \
+#define TEXTSEARCH_VERSION_NUMBER                                            \
 	(TEXTSEARCH_VERSION_MAJOR * 10000 + TEXTSEARCH_VERSION_MINOR * 100 + \
 	 TEXTSEARCH_VERSION_PATCH)
 
@@ -103,7 +103,7 @@ static inline int IS_ERR_OR_NULL(const void *ptr)
 #endif
 
 /* Flags for textsearch_prepare(); any other bit is -EINVAL. */
-#define TS_AUTOLOAD 1   /* load ts_<algo>.so if the algorithm is unknown */
+#define TS_AUTOLOAD 1	/* load ts_<algo>.so if the algorithm is unknown */
 #define TS_IGNORECASE 2 /* fold ASCII and ISO-8859-1 letters */
 
 /* Longest algorithm name, as the kernel's 16-byte xt_string field allows. */
@@ -367,8 +367,8 @@ TS_API const char *textsearch_version_string(void);
 
 struct ts_plugin {
 	unsigned int abi_version; /* TEXTSEARCH_PLUGIN_ABI when built */
-	unsigned int ops_size;    /* sizeof(struct ts_ops) when built */
-	struct ts_ops *ops;       /* ops->name must be <name> */
+	unsigned int ops_size;	  /* sizeof(struct ts_ops) when built */
+	struct ts_ops *ops;	  /* ops->name must be <name> */
 	const char *description;
 };
 
@@ -378,7 +378,8 @@ struct ts_plugin {
 	TS_API extern const struct ts_plugin textsearch_plugin;             \
 	const struct ts_plugin textsearch_plugin = {                        \
 		TEXTSEARCH_PLUGIN_ABI, (unsigned int)sizeof(struct ts_ops), \
-		&(ops_var), (description_text)}
+		&(ops_var), (description_text)                              \
+	}
 
 #ifdef __cplusplus
 }

@@ -52,19 +52,19 @@ struct skb_shared_info {
 };
 
 struct sk_buff {
-	struct sk_buff *next;	/* in a frag_list chain (or a caller's list) */
-	unsigned char *head;	/* the linear buffer alloc_skb() made */
-	unsigned char *data;	/* first byte of the packet */
-	unsigned char *tail;	/* end of the linear part */
-	unsigned char *end;	/* end of the head buffer */
-	unsigned int len;	/* bytes in all three places */
-	unsigned int data_len;	/* bytes in fragments and frag_list */
+	struct sk_buff *next;  /* in a frag_list chain (or a caller's list) */
+	unsigned char *head;   /* the linear buffer alloc_skb() made */
+	unsigned char *data;   /* first byte of the packet */
+	unsigned char *tail;   /* end of the linear part */
+	unsigned char *end;    /* end of the head buffer */
+	unsigned int len;      /* bytes in all three places */
+	unsigned int data_len; /* bytes in fragments and frag_list */
 	/* offsets from head, SKB_HEADER_UNSET when not known */
 	u16 mac_header;
 	u16 network_header;
 	u16 transport_header;
-	u16 protocol;		/* ETH_P_* in host order, 0 if unknown */
-	int64_t tstamp_ns;	/* capture time, ns since the epoch */
+	u16 protocol;	   /* ETH_P_* in host order, 0 if unknown */
+	int64_t tstamp_ns; /* capture time, ns since the epoch */
 	/* the owner's private per-buffer data, as the kernel's control
 	 * buffer: never read or written by the library */
 #ifdef __cplusplus
@@ -205,8 +205,8 @@ TS_API int skb_copy_bits(const struct sk_buff *skb, int offset, void *to,
 
 /* A pointer to @len bytes at @offset: into the linear part when they lie
  * there, else into @buffer after copying them; NULL if out of range. */
-TS_API void *skb_header_pointer(const struct sk_buff *skb, int offset,
-				int len, void *buffer);
+TS_API void *skb_header_pointer(const struct sk_buff *skb, int offset, int len,
+				void *buffer);
 
 /* ---- sequential reading (the kernel's skb_seq_read) ---------------------- */
 
@@ -253,8 +253,8 @@ TS_API unsigned int skb_find_text(struct sk_buff *skb, unsigned int from,
 
 /* The same, with the caller's state, so textsearch_next(@config, @state)
  * continues the search (the buffer must stay alive meanwhile). */
-TS_API unsigned int skb_find_text_state(struct sk_buff *skb,
-					unsigned int from, unsigned int to,
+TS_API unsigned int skb_find_text_state(struct sk_buff *skb, unsigned int from,
+					unsigned int to,
 					struct ts_config *config,
 					struct ts_state *state);
 

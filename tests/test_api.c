@@ -27,15 +27,28 @@
 /* Every literal algorithm: built in (rarebyte at each dispatch level, and
  * "auto"), then the plugin. */
 static const char *const literal_algos[] = {
-	"kmp",		 "bm",		   "rarebyte",	      "rarebyte_avx512",
-	"rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar", "auto",
+	"kmp",
+	"bm",
+	"rarebyte",
+	"rarebyte_avx512",
+	"rarebyte_avx2",
+	"rarebyte_sse2",
+	"rarebyte_scalar",
+	"auto",
 	"shiftor",
 };
 #define N_LITERAL (sizeof(literal_algos) / sizeof(literal_algos[0]))
 static const char *const all_algos[] = {
-	"kmp",		 "bm",		   "rarebyte",	      "rarebyte_avx512",
-	"rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar", "auto",
-	"shiftor",	 "fsm",
+	"kmp",
+	"bm",
+	"rarebyte",
+	"rarebyte_avx512",
+	"rarebyte_avx2",
+	"rarebyte_sse2",
+	"rarebyte_scalar",
+	"auto",
+	"shiftor",
+	"fsm",
 };
 #define N_ALL (sizeof(all_algos) / sizeof(all_algos[0]))
 
@@ -43,7 +56,10 @@ static const char article[] = "We dance the funky chicken";
 #define ARTICLE_LEN ((unsigned int)sizeof(article) - 1)
 #define CHICKEN_AT 19u
 
-#define TOK(type, recur, value) { TS_FSM_##type, TS_FSM_##recur, (value) }
+#define TOK(type, recur, value)                        \
+	{                                              \
+		TS_FSM_##type, TS_FSM_##recur, (value) \
+	}
 
 /* The article's search as fsm tokens: skip anything, then the letters. */
 static const struct ts_fsm_token chicken_tokens[] = {
@@ -179,10 +195,9 @@ static unsigned int ref_seq(const u8 *pat, unsigned int plen, const u8 *data,
 }
 
 /* The reference's fsm matches; a zero-width match moves on by one. */
-static unsigned int ref_fsm_seq(const struct ts_fsm_token *t,
-				unsigned int ntok, const u8 *data,
-				unsigned int dlen, unsigned int *out,
-				unsigned int max)
+static unsigned int ref_fsm_seq(const struct ts_fsm_token *t, unsigned int ntok,
+				const u8 *data, unsigned int dlen,
+				unsigned int *out, unsigned int max)
 {
 	unsigned int n = 0, from = 0, pos, end;
 
@@ -218,8 +233,7 @@ static void test_autoload_and_gfp_atomic(void **unused)
 			 textsearch_strerror((int)PTR_ERR(conf)),
 			 textsearch_last_error());
 	SET_CTX("shiftor, autoloaded");
-	EXPECT_POS(textsearch_find_continuous(conf, &st, article,
-					      ARTICLE_LEN),
+	EXPECT_POS(textsearch_find_continuous(conf, &st, article, ARTICLE_LEN),
 		   CHICKEN_AT);
 	textsearch_destroy(conf);
 	/* loaded now: found without TS_AUTOLOAD, and with GFP_ATOMIC */
@@ -230,10 +244,17 @@ static void test_autoload_and_gfp_atomic(void **unused)
 static void test_prepare_errors(void **unused)
 {
 	static const char *const bad_names[] = {
-		"",		    "a-b",	      "../kmp",
-		"ts/kmp",	    "kmp ",	      " kmp",
-		"k\xe9",	    "kmp.so",	      "a1234567890123456",
-		"0123456789abcdef", "kmp\n",
+		"",
+		"a-b",
+		"../kmp",
+		"ts/kmp",
+		"kmp ",
+		" kmp",
+		"k\xe9",
+		"kmp.so",
+		"a1234567890123456",
+		"0123456789abcdef",
+		"kmp\n",
 	};
 	struct ts_fsm_token bad_tok;
 	size_t i;
@@ -248,8 +269,7 @@ static void test_prepare_errors(void **unused)
 			 -EINVAL);
 	assert_int_equal(prepare_err("bad name", "x", 0, GFP_KERNEL, 0),
 			 -EINVAL);
-	assert_int_equal(prepare_err("kmp", NULL, 0, GFP_KERNEL, 0),
-			 -EINVAL);
+	assert_int_equal(prepare_err("kmp", NULL, 0, GFP_KERNEL, 0), -EINVAL);
 
 	/* NULL arguments */
 	assert_int_equal(prepare_err("kmp", NULL, 1, GFP_KERNEL, 0), -EINVAL);
@@ -270,8 +290,7 @@ static void test_prepare_errors(void **unused)
 
 	/* gfp_mask: GFP_KERNEL or GFP_ATOMIC */
 	assert_int_equal(prepare_err("kmp", "x", 1, 0, 0), -EINVAL);
-	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL | GFP_ATOMIC,
-				     0),
+	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL | GFP_ATOMIC, 0),
 			 -EINVAL);
 	assert_int_equal(prepare_err("kmp", "x", 1, (gfp_t)~0u, 0), -EINVAL);
 	assert_int_equal(prepare_err("kmp", "x", 1, GFP_ATOMIC, 0), 0);
@@ -304,8 +323,7 @@ static void test_prepare_errors(void **unused)
 				     TS_IGNORECASE),
 			 -EINVAL);
 	assert_int_equal(prepare_err("fsm", chicken_tokens,
-				     sizeof(chicken_tokens) - 1, GFP_KERNEL,
-				     0),
+				     sizeof(chicken_tokens) - 1, GFP_KERNEL, 0),
 			 -EINVAL);
 	bad_tok = (struct ts_fsm_token)TOK(SPECIFIC, SINGLE, 'x');
 	bad_tok.type = TS_FSM_TYPE_MAX + 1;
@@ -379,7 +397,7 @@ struct naive {
 	u8 pat[];
 };
 
-static int naive_init_error;       /* make init fail with this */
+static int naive_init_error;	    /* make init fail with this */
 static unsigned int naive_destroys; /* destroy calls */
 
 static struct ts_config *naive_init(const void *pattern, unsigned int len,
@@ -465,12 +483,12 @@ static void test_register_errors(void **unused)
 	assert_true(textsearch_last_error()[0] != '\0');
 	assert_int_equal(textsearch_unregister(NULL), -EINVAL);
 
-#define REJECTED(field, value)                                     \
-	do {                                                       \
-		ops = naive_ops_template;                          \
-		ops.field = value;                                 \
+#define REJECTED(field, value)                                        \
+	do {                                                          \
+		ops = naive_ops_template;                             \
+		ops.field = value;                                    \
 		assert_int_equal(textsearch_register(&ops), -EINVAL); \
-		assert_true(textsearch_last_error()[0] != '\0');   \
+		assert_true(textsearch_last_error()[0] != '\0');      \
 	} while (0)
 	REJECTED(init, NULL);
 	REJECTED(find, NULL);
@@ -531,8 +549,7 @@ static void test_register_lifecycle(void **unused)
 	EXPECT_POS(textsearch_find_continuous(a, &st, article, ARTICLE_LEN),
 		   CHICKEN_AT);
 	EXPECT_POS(textsearch_next(a, &st), UINT_MAX);
-	EXPECT_POS(textsearch_find_continuous(b, &st, article, ARTICLE_LEN),
-		   3);
+	EXPECT_POS(textsearch_find_continuous(b, &st, article, ARTICLE_LEN), 3);
 	assert_int_equal(textsearch_get_pattern_len(a), 7);
 	assert_memory_equal(textsearch_get_pattern(a), "chicken", 7);
 
@@ -611,8 +628,8 @@ static void test_alloc_ts_config(void **unused)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		const u8 *priv;
 
-		conf = alloc_ts_config(sizes[i], i % 2 ? GFP_ATOMIC
-							: GFP_KERNEL);
+		conf = alloc_ts_config(sizes[i],
+				       i % 2 ? GFP_ATOMIC : GFP_KERNEL);
 		assert_false(IS_ERR_OR_NULL(conf));
 		assert_null(conf->ops);
 		assert_int_equal(conf->flags, 0);
@@ -654,8 +671,8 @@ static void test_destroy_null_and_errors(void **unused)
 	textsearch_destroy(ERR_PTR(-MAX_ERRNO));
 	textsearch_destroy(ERR_PTR(-1));
 	/* a failed prepare's result can go straight to destroy */
-	textsearch_destroy(textsearch_prepare("nosuchalgo", "x", 1,
-					      GFP_KERNEL, 0));
+	textsearch_destroy(
+		textsearch_prepare("nosuchalgo", "x", 1, GFP_KERNEL, 0));
 }
 
 static void test_pattern_getters(void **unused)
@@ -671,8 +688,7 @@ static void test_pattern_getters(void **unused)
 		conf = must_prepare(literal_algos[i], "ChIcKeN", 7,
 				    TS_IGNORECASE);
 		assert_int_equal(textsearch_get_pattern_len(conf), 7);
-		assert_memory_equal(textsearch_get_pattern(conf), "ChIcKeN",
-				    7);
+		assert_memory_equal(textsearch_get_pattern(conf), "ChIcKeN", 7);
 		assert_int_equal(conf->flags & TS_IGNORECASE, TS_IGNORECASE);
 		textsearch_destroy(conf);
 		conf = must_prepare(literal_algos[i], binary, sizeof(binary),
@@ -694,8 +710,8 @@ static void test_pattern_getters(void **unused)
 
 static void test_strerror_and_last_error(void **unused)
 {
-	static const int codes[] = { EINVAL, ENOENT, EEXIST, EBUSY, ELIBBAD,
-				     ENOMEM };
+	static const int codes[] = { EINVAL, ENOENT,  EEXIST,
+				     EBUSY,  ELIBBAD, ENOMEM };
 	size_t i, j;
 
 	(void)unused;
@@ -706,8 +722,8 @@ static void test_strerror_and_last_error(void **unused)
 		assert_true(m[0] != '\0');
 		assert_string_equal(m, textsearch_strerror(codes[i]));
 		for (j = 0; j < i; j++)
-			assert_string_not_equal(
-				m, textsearch_strerror(-codes[j]));
+			assert_string_not_equal(m,
+						textsearch_strerror(-codes[j]));
 	}
 	assert_non_null(textsearch_strerror(0));
 	assert_non_null(textsearch_strerror(-12345));
@@ -776,8 +792,7 @@ static void test_article_examples(void **unused)
 		SET_CTX("%s, kernel style", algo);
 		b = blocks_new((const u8 *)article, ARTICLE_LEN, article_cuts,
 			       2);
-		EXPECT_POS(blocks_find_kernel_style(conf, &st, b),
-			   CHICKEN_AT);
+		EXPECT_POS(blocks_find_kernel_style(conf, &st, b), CHICKEN_AT);
 		assert_non_null(conf->get_next_block);
 		assert_non_null(conf->finish);
 		EXPECT_POS(textsearch_next(conf, &st), UINT_MAX);
@@ -873,8 +888,14 @@ static void test_get_next_block_semantics(void **unused)
 
 		for (blk = 1; blk <= sizeof(text); blk++) {
 			struct recorder r = { (const u8 *)text,
-					      sizeof(text) - 1, blk, 0, 0,
-					      false, true, 0, 0 };
+					      sizeof(text) - 1,
+					      blk,
+					      0,
+					      0,
+					      false,
+					      true,
+					      0,
+					      0 };
 			struct recorder *rp = &r;
 			struct ts_state st;
 			unsigned int pos, n = 0;
@@ -894,7 +915,8 @@ static void test_get_next_block_semantics(void **unused)
 			assert_int_equal(n, 4);
 			if (!r.ok)
 				fail_msg("%s: consumed went backwards or "
-					 "before the search offset", ctx);
+					 "before the search offset",
+					 ctx);
 			assert_int_equal(r.finishes, 5);
 			assert_true(r.calls >= 5);
 		}
@@ -918,11 +940,9 @@ static void test_block_splits(void **unused)
 			for (c2 = c1; c2 < ARTICLE_LEN; c2++) {
 				unsigned int cuts[2] = { c1, c2 };
 
-				SET_CTX("%s, cuts %u %u", all_algos[i], c1,
-					c2);
-				b = blocks_new((const u8 *)article,
-					       ARTICLE_LEN, cuts,
-					       c2 == c1 ? 1 : 2);
+				SET_CTX("%s, cuts %u %u", all_algos[i], c1, c2);
+				b = blocks_new((const u8 *)article, ARTICLE_LEN,
+					       cuts, c2 == c1 ? 1 : 2);
 				EXPECT_POS(blocks_find(conf, &st, b),
 					   CHICKEN_AT);
 				EXPECT_POS(textsearch_next(conf, &st),
@@ -1082,8 +1102,9 @@ static void test_finish_once_per_call(void **unused)
 		/* find_with without a finish: nothing to call */
 		SET_CTX("%s: find_with, no finish", all_algos[i]);
 		{
-			struct recorder r = { (const u8 *)text, 15, 4, 0, 0,
-					      false, true, 0, 0 };
+			struct recorder r = {
+				(const u8 *)text, 15, 4, 0, 0, false, true, 0, 0
+			};
 			struct recorder *rp = &r;
 
 			memcpy(st.cb, &rp, sizeof(rp));
@@ -1138,8 +1159,7 @@ static void fsm_case(const struct ts_fsm_token *t, unsigned int ntok,
 	expect_seq(ref, n, want, nwant);
 	SET_CTX("fsm on '%s', contiguous", data);
 	n = collect(conf, &st,
-		    textsearch_find_continuous(conf, &st, data, dlen), got,
-		    64);
+		    textsearch_find_continuous(conf, &st, data, dlen), got, 64);
 	expect_seq(got, n, want, nwant);
 	SET_CTX("fsm on '%s', byte blocks", data);
 	b = blocks_new((const u8 *)data, dlen, cuts, dlen);
@@ -1220,8 +1240,7 @@ static void test_find_continuous_never_writes(void **unused)
 		if (i < N_ALL) {
 			conf = prepare_chicken(all_algos[i]);
 		} else {
-			conf = must_prepare("kmp", "ChIcKeN", 7,
-					    TS_IGNORECASE);
+			conf = must_prepare("kmp", "ChIcKeN", 7, TS_IGNORECASE);
 		}
 		SET_CTX("%s, prepared", conf->ops->name);
 		before = conf_snapshot(conf);
@@ -1229,11 +1248,9 @@ static void test_find_continuous_never_writes(void **unused)
 		expect_unchanged(conf, before);
 		free(before);
 
-		SET_CTX("%s, kernel-style provider installed",
-			conf->ops->name);
+		SET_CTX("%s, kernel-style provider installed", conf->ops->name);
 		b = blocks_new((const u8 *)article, ARTICLE_LEN, NULL, 0);
-		EXPECT_POS(blocks_find_kernel_style(conf, &st, b),
-			   CHICKEN_AT);
+		EXPECT_POS(blocks_find_kernel_style(conf, &st, b), CHICKEN_AT);
 		before = conf_snapshot(conf);
 		searches(conf, text);
 		expect_unchanged(conf, before);
@@ -1318,8 +1335,8 @@ static void test_ignorecase(void **unused)
 					const u8 *p = plen == 1 ? pat + 1 : pat;
 
 					SET_CTX("%s: pattern 0x%02x, len %u, "
-						"icase %d", algo, c, plen,
-						icase);
+						"icase %d",
+						algo, c, plen, icase);
 					conf = must_prepare(
 						algo, p, plen,
 						icase ? TS_IGNORECASE : 0);
@@ -1391,9 +1408,12 @@ static void test_state_cb(void **unused)
 static void test_iovec(void **unused)
 {
 	struct iovec iov[] = {
-		{ (void *)"We dance ", 9 },   { NULL, 0 },
-		{ (void *)"the funky chi", 13 }, { (void *)"", 0 },
-		{ (void *)"c", 1 },	   { (void *)"ken", 3 },
+		{ (void *)"We dance ", 9 },
+		{ NULL, 0 },
+		{ (void *)"the funky chi", 13 },
+		{ (void *)"", 0 },
+		{ (void *)"c", 1 },
+		{ (void *)"ken", 3 },
 		{ (void *)" chicken", 8 },
 	};
 	size_t i;
@@ -1412,10 +1432,8 @@ static void test_iovec(void **unused)
 		EXPECT_POS(textsearch_find_iovec(conf, &st, iov, 6),
 			   CHICKEN_AT);
 		EXPECT_POS(textsearch_next(conf, &st), UINT_MAX);
-		EXPECT_POS(textsearch_find_iovec(conf, &st, iov, 5),
-			   UINT_MAX);
-		EXPECT_POS(textsearch_find_iovec(conf, &st, iov, 0),
-			   UINT_MAX);
+		EXPECT_POS(textsearch_find_iovec(conf, &st, iov, 5), UINT_MAX);
+		EXPECT_POS(textsearch_find_iovec(conf, &st, iov, 0), UINT_MAX);
 		EXPECT_POS(textsearch_find_iovec(conf, &st, iov + 1, 1),
 			   UINT_MAX);
 		textsearch_destroy(conf);

@@ -66,8 +66,7 @@ static unsigned int check_all_splits(const u8 *pat, unsigned int plen,
 				     const u8 *data, unsigned int dlen,
 				     bool icase, struct rng *r)
 {
-	struct ts_config *conf =
-		prep(pat, plen, icase ? TS_IGNORECASE : 0);
+	struct ts_config *conf = prep(pat, plen, icase ? TS_IGNORECASE : 0);
 	unsigned int n = 0;
 	int mode;
 
@@ -88,17 +87,18 @@ static void one_byte_pattern(void **unused)
 	unsigned int dlen = sizeof(data) - 1;
 
 	(void)unused;
-	assert_int_equal(check_all_splits((const u8 *)"a", 1, data, dlen,
-					  false, &r), 3);
-	assert_int_equal(check_all_splits((const u8 *)"x", 1, data, dlen,
-					  false, &r), 4);
-	assert_int_equal(check_all_splits((const u8 *)"z", 1, data, dlen,
-					  false, &r), 0);
-	assert_int_equal(check_all_splits((const u8 *)"A", 1, data, dlen,
-					  true, &r), 3);
+	assert_int_equal(
+		check_all_splits((const u8 *)"a", 1, data, dlen, false, &r), 3);
+	assert_int_equal(
+		check_all_splits((const u8 *)"x", 1, data, dlen, false, &r), 4);
+	assert_int_equal(
+		check_all_splits((const u8 *)"z", 1, data, dlen, false, &r), 0);
+	assert_int_equal(
+		check_all_splits((const u8 *)"A", 1, data, dlen, true, &r), 3);
 	/* a single byte of data */
-	assert_int_equal(check_all_splits((const u8 *)"a", 1,
-					  (const u8 *)"a", 1, false, &r), 1);
+	assert_int_equal(check_all_splits((const u8 *)"a", 1, (const u8 *)"a",
+					  1, false, &r),
+			 1);
 }
 
 static void pattern_longer_than_data(void **unused)
@@ -131,18 +131,21 @@ static void periodic_patterns(void **unused)
 	(void)unused;
 	/* non-overlapping: 0, then only 4 bytes are left */
 	assert_int_equal(check_all_splits((const u8 *)"abababab", 8, d, 12,
-					  false, &r), 1);
-	assert_int_equal(check_all_splits((const u8 *)"abab", 4, d, 12,
-					  false, &r), 3);
+					  false, &r),
+			 1);
+	assert_int_equal(
+		check_all_splits((const u8 *)"abab", 4, d, 12, false, &r), 3);
 	assert_int_equal(check_all_splits((const u8 *)"aa", 2,
 					  (const u8 *)"aaaa", 4, false, &r),
 			 2);
 	assert_int_equal(check_all_splits((const u8 *)"aaab", 4,
-					  (const u8 *)"aaaaaaabaaab", 12,
-					  false, &r), 2);
+					  (const u8 *)"aaaaaaabaaab", 12, false,
+					  &r),
+			 2);
 	assert_int_equal(check_all_splits((const u8 *)"abaab", 5,
 					  (const u8 *)"abaabaabaababaab", 16,
-					  false, &r), 3);
+					  false, &r),
+			 3);
 }
 
 static void explicit_next_sequence(void **unused)
@@ -206,7 +209,8 @@ static void adjacent_matches_across_blocks(void **unused)
 		struct blocks *b = blocks_new(data, 9, &cut, 1);
 
 		assert_int_equal(check_all(conf, (const u8 *)"xyz", 3, data, 9,
-					   b, false), 3);
+					   b, false),
+				 3);
 		blocks_free(b);
 	}
 	textsearch_destroy(conf);
@@ -271,8 +275,8 @@ static void long_pattern_random_blocks(void **unused)
 			data[i] = (u8)rng_below(&r, 256);
 		memcpy(data + where, pat, PLEN);
 		b = blocks_random(data, DLEN, &r, 1 + (int)(round & 1));
-		assert_int_equal(check_all(conf, pat, PLEN, data, DLEN, b,
-					   false), 1);
+		assert_int_equal(
+			check_all(conf, pat, PLEN, data, DLEN, b, false), 1);
 		blocks_free(b);
 	}
 	textsearch_destroy(conf);
@@ -304,8 +308,8 @@ static void ignorecase_latin1(void **unused)
 	assert_int_equal(check_all_splits(yuml, 1, yuml, 1, true, &r), 1);
 	/* 0xBF, 0xDF - 0x20, must not be taken for 0xDF either */
 	conf = prep(sz, 1, TS_IGNORECASE);
-	assert_int_equal(textsearch_find_continuous(conf, &st, "\xbf\xff\xdf",
-						    3), 2);
+	assert_int_equal(
+		textsearch_find_continuous(conf, &st, "\xbf\xff\xdf", 3), 2);
 	textsearch_destroy(conf);
 
 	/* get_pattern returns the pattern unfolded */

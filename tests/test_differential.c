@@ -25,8 +25,14 @@
 
 /* Every literal algorithm, built in or plugin. */
 static const char *const literal_algos[] = {
-	"kmp",		   "bm",	   "shiftor",	   "rarebyte_scalar",
-	"rarebyte_sse2", "rarebyte_avx2", "rarebyte_avx512", "auto",
+	"kmp",
+	"bm",
+	"shiftor",
+	"rarebyte_scalar",
+	"rarebyte_sse2",
+	"rarebyte_avx2",
+	"rarebyte_avx512",
+	"auto",
 };
 #define N_ALGOS (sizeof(literal_algos) / sizeof(literal_algos[0]))
 
@@ -103,11 +109,11 @@ static void make_case(struct rng *r, struct tcase *c)
 			u8 b = c->pat[i];
 
 			if (c->icase && rng_below(r, 2))
-				b = b != ref_fold(b) ? ref_fold(b)
-						     : (u8)(b ^ 0x20);
-			c->data[at + i] = ref_fold(b) == ref_fold(c->pat[i])
-						  ? b
-						  : c->pat[i];
+				b = b != ref_fold(b) ? ref_fold(b) :
+						       (u8)(b ^ 0x20);
+			c->data[at + i] = ref_fold(b) == ref_fold(c->pat[i]) ?
+						  b :
+						  c->pat[i];
 		}
 	}
 }
@@ -117,8 +123,9 @@ static void report(const char *algo, const struct tcase *c, const char *what,
 {
 	unsigned int i;
 
-	fprintf(stderr, "%s: %s: got %u, want %u; icase %d\npattern (%u):",
-		algo, what, got, want, c->icase, c->plen);
+	fprintf(stderr,
+		"%s: %s: got %u, want %u; icase %d\npattern (%u):", algo, what,
+		got, want, c->icase, c->plen);
 	for (i = 0; i < c->plen; i++)
 		fprintf(stderr, " %02x", c->pat[i]);
 	fprintf(stderr, "\ndata (%u):", c->dlen);
@@ -152,8 +159,8 @@ static long run_case(const char *algo, struct rng *r, const struct tcase *c)
 	calls++;
 	for (;;) {
 		if (got_lin != want || got_blk != want) {
-			report(algo, c, got_lin != want ? "contiguous"
-							: "blocks",
+			report(algo, c,
+			       got_lin != want ? "contiguous" : "blocks",
 			       got_lin != want ? got_lin : got_blk, want);
 			compared = -1;
 			break;
@@ -172,8 +179,7 @@ static long run_case(const char *algo, struct rng *r, const struct tcase *c)
 		compared = -1;
 	}
 	calls++;
-	if (compared >= 0 &&
-	    (!blocks_ok(b) || blocks_finishes(b) != calls)) {
+	if (compared >= 0 && (!blocks_ok(b) || blocks_finishes(b) != calls)) {
 		report(algo, c, "provider contract (backwards or finish count)",
 		       blocks_finishes(b), calls);
 		compared = -1;
@@ -203,7 +209,8 @@ static void differential(void **unused)
 			matches += (unsigned long)m;
 		}
 		printf("# differential: %s: %lu cases, %lu results compared, "
-		       "0 failures\n", literal_algos[a], n, matches);
+		       "0 failures\n",
+		       literal_algos[a], n, matches);
 		total += n;
 	}
 	printf("# differential: %lu cases in all\n", total);

@@ -24,8 +24,10 @@
 #include "testsupport.h"
 #include "textsearch_fsm.h"
 
-#define TOK(type, recur, value) \
-	{ (u16)(type), (u8)(recur), (u8)(value) }
+#define TOK(type, recur, value)                       \
+	{                                             \
+		(u16)(type), (u8)(recur), (u8)(value) \
+	}
 #define CH(c) TOK(TS_FSM_SPECIFIC, TS_FSM_SINGLE, c)
 #define HEAD(type) TOK(type, TS_FSM_HEAD_IGNORE, 0)
 #define NTOK(a) ((unsigned int)(sizeof(a) / sizeof((a)[0])))
@@ -37,8 +39,7 @@ static unsigned long case_count(void)
 	return env ? strtoul(env, NULL, 0) : 300000ul;
 }
 
-static struct ts_config *prepare(const struct ts_fsm_token *t,
-				 unsigned int n)
+static struct ts_config *prepare(const struct ts_fsm_token *t, unsigned int n)
 {
 	struct ts_config *conf = textsearch_prepare(
 		"fsm", t, n * (unsigned int)sizeof(*t), GFP_KERNEL, 0);
@@ -97,16 +98,20 @@ static const u8 pool_spaces[] = { ' ', '\t', '\n', '\v', '\f', '\r', 0xA0 };
 static const u8 pool_punct[] = "!./:@[`{~-";
 static const u8 pool_latin1[] = { 0x80, 0x9F, 0xA0, 0xA1, 0xBF, 0xC0, 0xD6,
 				  0xD7, 0xD8, 0xDE, 0xDF, 0xE9, 0xF7, 0xFF };
-static const u8 pool_cntrl[] = { 0x00, 0x01, 0x08, 0x0E, 0x1F, 0x7F, '\t',
-				 '\r' };
+static const u8 pool_cntrl[] = {
+	0x00, 0x01, 0x08, 0x0E, 0x1F, 0x7F, '\t', '\r'
+};
 
 static const struct {
 	const u8 *bytes;
 	unsigned int n;
 } pools[] = {
-	{ pool_digits, 10 }, { pool_letters, 10 },
-	{ pool_spaces, sizeof(pool_spaces) }, { pool_punct, 10 },
-	{ pool_latin1, sizeof(pool_latin1) }, { pool_cntrl, sizeof(pool_cntrl) },
+	{ pool_digits, 10 },
+	{ pool_letters, 10 },
+	{ pool_spaces, sizeof(pool_spaces) },
+	{ pool_punct, 10 },
+	{ pool_latin1, sizeof(pool_latin1) },
+	{ pool_cntrl, sizeof(pool_cntrl) },
 };
 #define N_POOLS (sizeof(pools) / sizeof(pools[0]))
 
@@ -128,8 +133,8 @@ static void random_token(struct rng *r, const struct fcase *c,
 			 struct ts_fsm_token *t, unsigned int recur)
 {
 	/* SPECIFIC half the time, else any class */
-	t->type = rng_below(r, 2) ? TS_FSM_SPECIFIC
-				  : (u16)(1 + rng_below(r, TS_FSM_TYPE_MAX));
+	t->type = rng_below(r, 2) ? TS_FSM_SPECIFIC :
+				    (u16)(1 + rng_below(r, TS_FSM_TYPE_MAX));
 	t->recur = (u8)recur;
 	t->value = rng_below(r, 10) ? pick(r, c) : (u8)rng_below(r, 256);
 }
@@ -179,8 +184,9 @@ static void report(const struct fcase *c, const char *what, unsigned int step,
 	static const char *const recurs[] = { "1", "?", "*", "+", "head" };
 	unsigned int i;
 
-	fprintf(stderr, "fsm: %s, result %u: got %u (offset %u), want %u "
-			"(offset %u)\ntokens (%u):",
+	fprintf(stderr,
+		"fsm: %s, result %u: got %u (offset %u), want %u "
+		"(offset %u)\ntokens (%u):",
 		what, step, got, got_off, want, want_off, c->nt);
 	for (i = 0; i < c->nt; i++)
 		fprintf(stderr, " [type %u %s 0x%02x]", c->t[i].type,
@@ -218,10 +224,10 @@ static long run_case(struct rng *r, const struct fcase *c)
 		if (step == 0) {
 			got_lin = textsearch_find_continuous(conf, &st_lin,
 							     c->data, c->dlen);
-			got_blk = kernel_style
-					  ? blocks_find_kernel_style(conf,
-								     &st_blk, b)
-					  : blocks_find(conf, &st_blk, b);
+			got_blk = kernel_style ?
+					  blocks_find_kernel_style(conf,
+								   &st_blk, b) :
+					  blocks_find(conf, &st_blk, b);
 		} else {
 			got_lin = textsearch_next(conf, &st_lin);
 			got_blk = textsearch_next(conf, &st_blk);
@@ -236,8 +242,9 @@ static long run_case(struct rng *r, const struct fcase *c)
 		}
 		if (got_blk != want ||
 		    (want != UINT_MAX && st_blk.offset != want_off)) {
-			report(c, kernel_style ? "blocks (kernel style)"
-					       : "blocks",
+			report(c,
+			       kernel_style ? "blocks (kernel style)" :
+					      "blocks",
 			       step, got_blk, st_blk.offset, want, want_off);
 			compared = -1;
 			break;
@@ -285,7 +292,8 @@ static void differential(void **unused)
 		matched += m > 1;
 	}
 	printf("# fsm differential: %lu cases (%lu with a match), %lu results "
-	       "compared, 0 failures\n", n, matched, results);
+	       "compared, 0 failures\n",
+	       n, matched, results);
 }
 
 /* ---- rejected patterns ----------------------------------------------------- */
@@ -431,8 +439,10 @@ static const struct range r_upper[] = { { 0x41, 0x5A },
 static const struct range r_lower[] = { { 0x61, 0x7A },
 					{ 0xDF, 0xF6 },
 					{ 0xF8, 0xFF } };
-static const struct range r_alpha[] = { { 0x41, 0x5A }, { 0x61, 0x7A },
-					{ 0xC0, 0xD6 }, { 0xD8, 0xF6 },
+static const struct range r_alpha[] = { { 0x41, 0x5A },
+					{ 0x61, 0x7A },
+					{ 0xC0, 0xD6 },
+					{ 0xD8, 0xF6 },
 					{ 0xF8, 0xFF } };
 static const struct range r_alnum[] = { { 0x30, 0x39 }, { 0x41, 0x5A },
 					{ 0x61, 0x7A }, { 0xC0, 0xD6 },
@@ -451,20 +461,22 @@ static const struct range r_wild[] = { { 0x00, 0xFF } };
 static const struct range r_graph[] = { { 0x21, 0x7E }, { 0xA1, 0xFF } };
 static const struct range r_print[] = { { 0x20, 0x7E }, { 0xA0, 0xFF } };
 
-#define RANGES(type, r) \
-	{ type, #type, r, sizeof(r) / sizeof(r[0]) }
+#define RANGES(type, r)                                  \
+	{                                                \
+		type, #type, r, sizeof(r) / sizeof(r[0]) \
+	}
 static const struct {
 	unsigned int type;
 	const char *name;
 	const struct range *r;
 	unsigned int n;
 } class_table[] = {
-	RANGES(TS_FSM_WILDCARD, r_wild),  RANGES(TS_FSM_DIGIT, r_digit),
-	RANGES(TS_FSM_XDIGIT, r_xdigit),  RANGES(TS_FSM_PRINT, r_print),
-	RANGES(TS_FSM_ALPHA, r_alpha),    RANGES(TS_FSM_ALNUM, r_alnum),
-	RANGES(TS_FSM_ASCII, r_ascii),    RANGES(TS_FSM_CNTRL, r_cntrl),
-	RANGES(TS_FSM_GRAPH, r_graph),    RANGES(TS_FSM_LOWER, r_lower),
-	RANGES(TS_FSM_UPPER, r_upper),    RANGES(TS_FSM_PUNCT, r_punct),
+	RANGES(TS_FSM_WILDCARD, r_wild), RANGES(TS_FSM_DIGIT, r_digit),
+	RANGES(TS_FSM_XDIGIT, r_xdigit), RANGES(TS_FSM_PRINT, r_print),
+	RANGES(TS_FSM_ALPHA, r_alpha),	 RANGES(TS_FSM_ALNUM, r_alnum),
+	RANGES(TS_FSM_ASCII, r_ascii),	 RANGES(TS_FSM_CNTRL, r_cntrl),
+	RANGES(TS_FSM_GRAPH, r_graph),	 RANGES(TS_FSM_LOWER, r_lower),
+	RANGES(TS_FSM_UPPER, r_upper),	 RANGES(TS_FSM_PUNCT, r_punct),
 	RANGES(TS_FSM_SPACE, r_space),
 };
 
@@ -480,7 +492,8 @@ static bool in_ranges(const struct range *r, unsigned int n, unsigned int c)
 
 /* Enumerate with find/next the bytes a pattern matches in all 256. */
 static void expect_matches(const struct ts_fsm_token *t, unsigned int n,
-			   const u8 *all, const bool want[256], const char *name)
+			   const u8 *all, const bool want[256],
+			   const char *name)
 {
 	struct ts_config *conf = prepare(t, n);
 	struct ts_state st;
@@ -528,9 +541,8 @@ static void classes(void **unused)
 	assert_int_equal(NTOK(class_table), TS_FSM_TYPE_MAX);
 	for (k = 0; k < NTOK(class_table); k++) {
 		unsigned int type = class_table[k].type;
-		const struct ts_fsm_token single[] = {
-			TOK(type, TS_FSM_SINGLE, 0)
-		};
+		const struct ts_fsm_token single[] = { TOK(type, TS_FSM_SINGLE,
+							   0) };
 		const struct ts_fsm_token headed[] = {
 			HEAD(TS_FSM_WILDCARD), TOK(type, TS_FSM_SINGLE, 'a')
 		};
@@ -569,14 +581,21 @@ static void chicken(void **unused)
 {
 	/* the kernel's textsearch example, as a token list */
 	const struct ts_fsm_token t[] = {
-		HEAD(TS_FSM_WILDCARD), CH('c'), CH('h'), CH('i'),
-		CH('c'), CH('k'), CH('e'), CH('n'),
+		HEAD(TS_FSM_WILDCARD),
+		CH('c'),
+		CH('h'),
+		CH('i'),
+		CH('c'),
+		CH('k'),
+		CH('e'),
+		CH('n'),
 	};
 	unsigned int end;
 
 	(void)unused;
 	assert_int_equal(find_checked(t, NTOK(t), "We dance the funky chicken",
-				      &end), 19);
+				      &end),
+			 19);
 	assert_int_equal(end, 26);
 }
 
@@ -585,8 +604,13 @@ static void http(void **unused)
 	/* a status line anywhere: "HTTP/" digit "." digit spaces 3 digits */
 	const struct ts_fsm_token status[] = {
 		HEAD(TS_FSM_WILDCARD),
-		CH('H'), CH('T'), CH('T'), CH('P'), CH('/'),
-		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0), CH('.'),
+		CH('H'),
+		CH('T'),
+		CH('T'),
+		CH('P'),
+		CH('/'),
+		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0),
+		CH('.'),
 		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0),
 		TOK(TS_FSM_SPACE, TS_FSM_MULTI, 0),
 		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0),
@@ -595,16 +619,19 @@ static void http(void **unused)
 	};
 	/* a request line at the start: "GET" spaces "/" path " HTTP/" */
 	const struct ts_fsm_token get[] = {
-		CH('G'), CH('E'), CH('T'),
-		TOK(TS_FSM_SPACE, TS_FSM_MULTI, 0), CH('/'),
-		TOK(TS_FSM_GRAPH, TS_FSM_ANY, 0), CH(' '),
-		CH('H'), CH('T'), CH('T'), CH('P'), CH('/'),
+		CH('G'), CH('E'),
+		CH('T'), TOK(TS_FSM_SPACE, TS_FSM_MULTI, 0),
+		CH('/'), TOK(TS_FSM_GRAPH, TS_FSM_ANY, 0),
+		CH(' '), CH('H'),
+		CH('T'), CH('T'),
+		CH('P'), CH('/'),
 	};
 	unsigned int end;
 
 	(void)unused;
 	assert_int_equal(find_checked(status, NTOK(status),
-				      "xx\r\nHTTP/1.1  404 Not Found\r\n", &end),
+				      "xx\r\nHTTP/1.1  404 Not Found\r\n",
+				      &end),
 			 4);
 	assert_int_equal(end, 17);
 	assert_int_equal(find_checked(status, NTOK(status),
@@ -615,16 +642,14 @@ static void http(void **unused)
 				      "GET /index.html HTTP/1.0\r\n", &end),
 			 0);
 	assert_int_equal(end, 21);
-	assert_int_equal(find_checked(get, NTOK(get),
-				      "GET \t/ HTTP/1.1", &end),
+	assert_int_equal(find_checked(get, NTOK(get), "GET \t/ HTTP/1.1", &end),
 			 0);
 	assert_int_equal(end, 12);
 	/* the path cannot hold a space; strict: no later start */
-	assert_int_equal(find_checked(get, NTOK(get),
-				      "GET /a b HTTP/1.0", &end),
+	assert_int_equal(find_checked(get, NTOK(get), "GET /a b HTTP/1.0",
+				      &end),
 			 UINT_MAX);
-	assert_int_equal(find_checked(get, NTOK(get),
-				      " GET / HTTP/1.0", &end),
+	assert_int_equal(find_checked(get, NTOK(get), " GET / HTTP/1.0", &end),
 			 UINT_MAX);
 }
 
@@ -640,13 +665,17 @@ static void repaired_bugs(void **unused)
 	/* PERHAPS gives its byte back when the rest needs it */
 	const struct ts_fsm_token bb[] = {
 		HEAD(TS_FSM_WILDCARD),
-		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'b'), CH('b'),
+		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'b'),
+		CH('b'),
 	};
 	/* ANY does not stop for good at the first byte the next token
 	 * takes (the kernel's ANY ended at the 'b' of "abx" and failed) */
 	const struct ts_fsm_token lazy_any[] = {
-		HEAD(TS_FSM_WILDCARD), CH('a'),
-		TOK(TS_FSM_WILDCARD, TS_FSM_ANY, 0), CH('b'), CH('c'),
+		HEAD(TS_FSM_WILDCARD),
+		CH('a'),
+		TOK(TS_FSM_WILDCARD, TS_FSM_ANY, 0),
+		CH('b'),
+		CH('c'),
 	};
 	unsigned int end;
 
@@ -662,9 +691,8 @@ static void repaired_bugs(void **unused)
 	assert_int_equal(end, 1);
 	assert_int_equal(find_checked(bb + 1, 2, "bbb", &end), 0);
 	assert_int_equal(end, 2);
-	assert_int_equal(find_checked(lazy_any, NTOK(lazy_any), "zabxbcbc",
-				      &end),
-			 1);
+	assert_int_equal(
+		find_checked(lazy_any, NTOK(lazy_any), "zabxbcbc", &end), 1);
 	assert_int_equal(end, 6); /* and as few bytes as possible */
 }
 
@@ -679,23 +707,29 @@ static void semantics(void **unused)
 	const struct ts_fsm_token space_ab[] = { HEAD(TS_FSM_SPACE), CH('a'),
 						 CH('b') };
 	const struct ts_fsm_token a_maybe_b[] = {
-		CH('a'), TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'b'),
+		CH('a'),
+		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'b'),
 	};
 	const struct ts_fsm_token lazy_multi[] = {
-		TOK(TS_FSM_WILDCARD, TS_FSM_MULTI, 0), CH('a'),
+		TOK(TS_FSM_WILDCARD, TS_FSM_MULTI, 0),
+		CH('a'),
 	};
 	/* every byte an ANY or MULTI token takes is of its class */
 	const struct ts_fsm_token a_digits_b[] = {
-		HEAD(TS_FSM_WILDCARD), CH('a'),
-		TOK(TS_FSM_DIGIT, TS_FSM_ANY, 0), CH('b'),
+		HEAD(TS_FSM_WILDCARD),
+		CH('a'),
+		TOK(TS_FSM_DIGIT, TS_FSM_ANY, 0),
+		CH('b'),
 	};
 	const struct ts_fsm_token x_digits[] = {
-		HEAD(TS_FSM_WILDCARD), CH('x'),
+		HEAD(TS_FSM_WILDCARD),
+		CH('x'),
 		TOK(TS_FSM_DIGIT, TS_FSM_MULTI, 0),
 	};
 	const struct ts_fsm_token give_back[] = {
 		TOK(TS_FSM_DIGIT, TS_FSM_PERHAPS, 0),
-		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0), CH('x'),
+		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0),
+		CH('x'),
 	};
 	struct ts_config *conf;
 	struct ts_state st;
@@ -734,8 +768,8 @@ static void semantics(void **unused)
 	assert_int_equal(end, 2); /* PERHAPS is greedy */
 	assert_int_equal(find_checked(lazy_multi, 2, "xaaa", &end), 0);
 	assert_int_equal(end, 2); /* MULTI is lazy */
-	assert_int_equal(find_checked(a_digits_b, NTOK(a_digits_b),
-				      "a1xb a12b", &end),
+	assert_int_equal(find_checked(a_digits_b, NTOK(a_digits_b), "a1xb a12b",
+				      &end),
 			 5);
 	assert_int_equal(end, 9);
 	assert_int_equal(find_checked(x_digits, NTOK(x_digits), "xax5", &end),
@@ -776,10 +810,10 @@ static void large_patterns(void **unused)
 			t[i++] = h;
 		}
 		for (; i < n; i++) {
-			t[i].type = rng_below(&r, 4) ? TS_FSM_SPECIFIC
-						     : TS_FSM_ALPHA;
-			t[i].recur = (u8)(rng_below(&r, 3) ? TS_FSM_SINGLE
-							   : rng_below(&r, 4));
+			t[i].type = rng_below(&r, 4) ? TS_FSM_SPECIFIC :
+						       TS_FSM_ALPHA;
+			t[i].recur = (u8)(rng_below(&r, 3) ? TS_FSM_SINGLE :
+							     rng_below(&r, 4));
 			t[i].value = (u8)('a' + rng_below(&r, 2));
 		}
 		for (i = 0; i < dlen; i++)
@@ -839,7 +873,8 @@ static void near_wrap(void **unused)
 	const struct ts_fsm_token find_b[] = { HEAD(TS_FSM_WILDCARD), CH('b') };
 	const struct ts_fsm_token b_a[] = {
 		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'b'),
-		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'a'), CH('a'),
+		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'a'),
+		CH('a'),
 	};
 	struct ts_config *conf;
 	struct ts_state st;
@@ -888,7 +923,7 @@ static void *work(void *arg)
 		struct ts_state st;
 
 		for (i = 0; i < dlen; i++)
-			data[i] = (u8)"ab1 "[rng_below(&r, 4)];
+			data[i] = (u8) "ab1 "[rng_below(&r, 4)];
 		want = ref_fsm_find(w->t, w->nt, data, dlen, 0, &end);
 		if (textsearch_find_continuous(w->conf, &st, data, dlen) !=
 		    want)
@@ -901,8 +936,10 @@ static void shared_config(void **unused)
 {
 	struct ts_fsm_token big[100];
 	const struct ts_fsm_token small[] = {
-		HEAD(TS_FSM_WILDCARD), TOK(TS_FSM_ALPHA, TS_FSM_MULTI, 0),
-		TOK(TS_FSM_DIGIT, TS_FSM_PERHAPS, 0), CH(' '),
+		HEAD(TS_FSM_WILDCARD),
+		TOK(TS_FSM_ALPHA, TS_FSM_MULTI, 0),
+		TOK(TS_FSM_DIGIT, TS_FSM_PERHAPS, 0),
+		CH(' '),
 	};
 	struct worker w[4];
 	pthread_t th[4];

@@ -24,8 +24,7 @@ static void replay_corpus(void **unused)
 		dir = "fuzz/corpus";
 	LLVMFuzzerInitialize(NULL, NULL);
 	assert_int_equal(fuzz_replay_path(dir, &count), 0);
-	printf("# fuzz corpus: %u inputs from %s, no difference\n", count,
-	       dir);
+	printf("# fuzz corpus: %u inputs from %s, no difference\n", count, dir);
 	assert_true(count >= 10);
 }
 

@@ -113,12 +113,11 @@ static void test_autoload_race(void **unused)
 
 	(void)unused;
 	assert_int_equal(loaded("shiftor"), 0);
-	assert_int_equal(prepare_err("shiftor", 0, GFP_KERNEL, NULL),
-			 -ENOENT);
+	assert_int_equal(prepare_err("shiftor", 0, GFP_KERNEL, NULL), -ENOENT);
 	pthread_barrier_init(&race_barrier, NULL, RACERS);
 	for (i = 0; i < RACERS; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, race_prepare,
-						&pos[i]), 0);
+		assert_int_equal(
+			pthread_create(&t[i], NULL, race_prepare, &pos[i]), 0);
 	for (i = 0; i < RACERS; i++) {
 		pthread_join(t[i], NULL);
 		assert_int_equal(pos[i], 19);
@@ -185,8 +184,8 @@ static void test_shiftor_basics(void **unused)
  * reference, contiguous and in random blocks, with and without folding. */
 static void test_shiftor_lengths(void **unused)
 {
-	static const unsigned int lens[] = { 1,    2,    31,   63,   64,
-					     65,   127,  128,  129,  1000,
+	static const unsigned int lens[] = { 1,	   2,	 31,   63,   64,
+					     65,   127,	 128,  129,  1000,
 					     2047, 2048, 2049, 4097, 20000 };
 	struct rng r = { test_seed("shiftor lengths", 77) };
 	unsigned int li, round, i;
@@ -213,7 +212,8 @@ static void test_shiftor_lengths(void **unused)
 				data[i] = "abAB"[rng_below(&r, icase ? 4 : 2)];
 			/* plant the pattern a few times, sometimes touching */
 			for (i = 0; i < 3; i++) {
-				unsigned int at = rng_below(&r, dlen - plen + 1);
+				unsigned int at =
+					rng_below(&r, dlen - plen + 1);
 
 				memcpy(data + at, pat, plen);
 				if (round >= 4 && at + 2 * plen <= dlen)
@@ -268,8 +268,7 @@ static void test_no_autoload(void **unused)
 	assert_int_equal(loaded("naive"), 0);
 	assert_int_equal(prepare_err("naive", 0, GFP_KERNEL, NULL), -ENOENT);
 	assert_non_null(strstr(textsearch_last_error(), "naive"));
-	assert_int_equal(prepare_err("naive", TS_IGNORECASE, GFP_KERNEL,
-				     NULL),
+	assert_int_equal(prepare_err("naive", TS_IGNORECASE, GFP_KERNEL, NULL),
 			 -ENOENT);
 	assert_int_equal(loaded("naive"), 0);
 
@@ -288,17 +287,28 @@ static void test_gfp_atomic_never_loads(void **unused)
 	assert_non_null(strstr(textsearch_last_error(), "GFP_ATOMIC"));
 	assert_int_equal(loaded("naive"), 0);
 	/* nor a broken one: it is not even opened */
-	assert_int_equal(prepare_err("garbage", TS_AUTOLOAD, GFP_ATOMIC,
-				     NULL),
+	assert_int_equal(prepare_err("garbage", TS_AUTOLOAD, GFP_ATOMIC, NULL),
 			 -ENOENT);
 }
 
 static void test_names_never_paths(void **unused)
 {
 	static const char *const bad[] = {
-		"../x", "a/b", "", "abcdefghijklmnop", "/naive", "naive.so",
-		"..", ".", "ts_naive.so", " naive", "naive ", "na-ive",
-		"na\xefve", "../test-plugins/ts_naive", "x:y",
+		"../x",
+		"a/b",
+		"",
+		"abcdefghijklmnop",
+		"/naive",
+		"naive.so",
+		"..",
+		".",
+		"ts_naive.so",
+		" naive",
+		"naive ",
+		"na-ive",
+		"na\xefve",
+		"../test-plugins/ts_naive",
+		"x:y",
 	};
 	size_t i;
 
@@ -312,13 +322,13 @@ static void test_names_never_paths(void **unused)
 	}
 	assert_int_equal(loaded("naive"), 0);
 	/* 15 characters is a valid name (there is just no such plugin) */
-	assert_int_equal(prepare_err("abcdefghijklmno", TS_AUTOLOAD,
-				     GFP_KERNEL, NULL),
+	assert_int_equal(prepare_err("abcdefghijklmno", TS_AUTOLOAD, GFP_KERNEL,
+				     NULL),
 			 -ENOENT);
 	/* the length is checked first */
 	errno = 0;
-	assert_int_equal(PTR_ERR(textsearch_prepare("../x", "x", 0,
-						    GFP_KERNEL, TS_AUTOLOAD)),
+	assert_int_equal(PTR_ERR(textsearch_prepare("../x", "x", 0, GFP_KERNEL,
+						    TS_AUTOLOAD)),
 			 -EINVAL);
 	assert_int_equal(errno, EINVAL);
 }
@@ -329,8 +339,7 @@ static void test_naive_plugin(void **unused)
 	struct ts_state st;
 
 	(void)unused;
-	assert_int_equal(prepare_err("naive", TS_AUTOLOAD, GFP_KERNEL,
-				     &conf),
+	assert_int_equal(prepare_err("naive", TS_AUTOLOAD, GFP_KERNEL, &conf),
 			 0);
 	assert_int_equal(loaded("naive"), 1);
 	assert_int_equal(textsearch_find_continuous(conf, &st, article,
@@ -362,8 +371,7 @@ static void test_load_once(void **unused)
 	fclose(f);
 	setenv("TEXTSEARCH_PLUGIN_PATH", dir, 1);
 
-	assert_int_equal(prepare_err("naive", TS_AUTOLOAD, GFP_KERNEL,
-				     &conf),
+	assert_int_equal(prepare_err("naive", TS_AUTOLOAD, GFP_KERNEL, &conf),
 			 0);
 	assert_int_equal(loaded("naive"), 1);
 	ops = conf->ops;
@@ -440,12 +448,11 @@ static void test_broken_plugins(void **unused)
 	assert_int_equal(textsearch_strerror(-ELIBBAD)[0] != '\0', 1);
 }
 
-
 /* ---- only trusted places: never even dlopen (constructors run) ---- */
 
 static char ctor_so[4096]; /* the built ts_ctor.so, absolute */
 static char marker_dir[] = "/tmp/ts-marker.XXXXXX";
-static char marker[64];    /* TS_TEST_CTOR_MARKER: the constructor's file */
+static char marker[64]; /* TS_TEST_CTOR_MARKER: the constructor's file */
 
 static bool constructor_ran(void)
 {
@@ -543,8 +550,7 @@ static void test_relative_entries_skipped(void **unused)
 	expect_never_loaded("::.", -ENOENT, "ignored empty entry ''",
 			    "(and 2 more)");
 	/* the message names no skipped entry when there was none */
-	expect_never_loaded("/nonexistent-ts-dir", -ENOENT, "ts_ctor.so",
-			    "");
+	expect_never_loaded("/nonexistent-ts-dir", -ENOENT, "ts_ctor.so", "");
 	assert_null(strstr(textsearch_last_error(), "ignored"));
 
 	assert_int_equal(fchdir(here), 0);
@@ -692,8 +698,10 @@ int main(void)
 	snprintf(so, sizeof(so), "%s/test-plugins/ts_ctor.so",
 		 build ? build : "build/default");
 	if (!realpath(so, ctor_so) || !mkdtemp(marker_dir)) {
-		fprintf(stderr, "test_plugins: %s: not built? (make check "
-				"builds it)\n", so);
+		fprintf(stderr,
+			"test_plugins: %s: not built? (make check "
+			"builds it)\n",
+			so);
 		return 1;
 	}
 	snprintf(marker, sizeof(marker), "%s/ran", marker_dir);

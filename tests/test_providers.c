@@ -59,7 +59,7 @@ static struct probe {
 	enum probe_mode mode;
 	struct rng rng;
 	unsigned long calls, blocks;
-	unsigned int errors;     /* blocks served wrong */
+	unsigned int errors;	 /* blocks served wrong */
 	unsigned int short_ends; /* the data ended before len */
 	unsigned int jump_at, jump_n[3];
 	const u8 *jump_dst;
@@ -73,13 +73,12 @@ static unsigned int probe_find(struct ts_config *conf, struct ts_state *state)
 
 	probe.calls++;
 	if (probe.mode == PROBE_JUMP) {
-		probe.jump_n[0] = conf->get_next_block(probe.jump_at,
-						       &probe.jump_dst, conf,
-						       state);
-		probe.jump_n[1] = conf->get_next_block(UINT_MAX - 1, &blk,
-						       conf, state);
-		probe.jump_n[2] = conf->get_next_block(UINT_MAX, &blk, conf,
-						       state);
+		probe.jump_n[0] = conf->get_next_block(
+			probe.jump_at, &probe.jump_dst, conf, state);
+		probe.jump_n[1] =
+			conf->get_next_block(UINT_MAX - 1, &blk, conf, state);
+		probe.jump_n[2] =
+			conf->get_next_block(UINT_MAX, &blk, conf, state);
 		return UINT_MAX;
 	}
 	while ((n = conf->get_next_block(pos, &blk, conf, state))) {
@@ -95,8 +94,8 @@ static unsigned int probe_find(struct ts_config *conf, struct ts_state *state)
 		last = pos;
 		/* sometimes only part of the block: the next request then
 		 * points into its middle */
-		pos += rng_below(&probe.rng, 3) ? n
-						: 1 + rng_below(&probe.rng, n);
+		pos += rng_below(&probe.rng, 3) ? n :
+						  1 + rng_below(&probe.rng, n);
 	}
 	if (pos != probe.len) {
 		fprintf(stderr, "probe: data ended at %u of %u\n", pos,
@@ -114,8 +113,8 @@ static unsigned int probe_find(struct ts_config *conf, struct ts_state *state)
 	if (rng_below(&probe.rng, 2))
 		e = lo + rng_below(&probe.rng, probe.len - lo + 1);
 	else
-		e = lo + rng_below(&probe.rng, probe.len - lo < 8 ?
-							probe.len - lo + 1 : 8);
+		e = lo + rng_below(&probe.rng,
+				   probe.len - lo < 8 ? probe.len - lo + 1 : 8);
 	p = start + rng_below(&probe.rng, e - start);
 	state->offset = e;
 	return p;
@@ -153,8 +152,8 @@ static struct ts_ops probe_ops = {
 static struct ts_config *probe_conf;
 
 /* Start a search of some provider; @arg says which. */
-typedef unsigned int (*start_fn)(struct ts_config *conf,
-				 struct ts_state *state, void *arg);
+typedef unsigned int (*start_fn)(struct ts_config *conf, struct ts_state *state,
+				 void *arg);
 
 static void probe_run(const u8 *data, unsigned int len, enum probe_mode mode,
 		      start_fn start, void *arg)
@@ -222,8 +221,7 @@ static unsigned long check_all(const char *algo, const struct lcase *c,
 	unsigned long n = 0;
 
 	conf = textsearch_prepare(algo, c->pat, c->plen, GFP_KERNEL,
-				  TS_AUTOLOAD |
-					  (c->icase ? TS_IGNORECASE : 0));
+				  TS_AUTOLOAD | (c->icase ? TS_IGNORECASE : 0));
 	if (IS_ERR(conf))
 		fprintf(stderr, "%s: %s\n", algo, textsearch_last_error());
 	assert_false(IS_ERR(conf));
@@ -231,8 +229,9 @@ static unsigned long check_all(const char *algo, const struct lcase *c,
 	got = start(conf, &st, arg);
 	for (;;) {
 		if (got != want)
-			fprintf(stderr, "%s over %s: got %u, want %u (pattern "
-					"%.*s, %u bytes of data, icase %d)\n",
+			fprintf(stderr,
+				"%s over %s: got %u, want %u (pattern "
+				"%.*s, %u bytes of data, icase %d)\n",
 				algo, what, got, want, (int)c->plen, c->pat,
 				c->dlen, c->icase);
 		assert_int_equal(got, want);
@@ -278,9 +277,9 @@ static void iov_build(struct iovset *s, const u8 *data, unsigned int len,
 		}
 		if (pos == len)
 			break;
-		n = style == 0   ? len
-		    : style == 1 ? 1
-				 : 1 + rng_below(r, 2 * avg);
+		n = style == 0 ? len :
+		    style == 1 ? 1 :
+				 1 + rng_below(r, 2 * avg);
 		if (n > len - pos)
 			n = len - pos;
 		piece = malloc(n);
@@ -302,8 +301,8 @@ static void iov_free(struct iovset *s)
 	free(s->iov);
 }
 
-static unsigned int start_iovec(struct ts_config *conf,
-				struct ts_state *state, void *arg)
+static unsigned int start_iovec(struct ts_config *conf, struct ts_state *state,
+				void *arg)
 {
 	struct iovset *s = arg;
 
@@ -321,19 +320,20 @@ static void test_iovec_differential(void **unused)
 		struct lcase c;
 		struct iovset s;
 
-		lcase_make(&c, &r, rng_below(&r, 4) ? rng_below(&r, 400)
-						    : rng_below(&r, 6));
+		lcase_make(&c, &r,
+			   rng_below(&r, 4) ? rng_below(&r, 400) :
+					      rng_below(&r, 6));
 		iov_build(&s, c.data, c.dlen, &r);
 		for (a = 0; a < N_ALGOS; a++)
-			results += check_all(algos[a], &c, "iovec",
-					     start_iovec, &s);
+			results += check_all(algos[a], &c, "iovec", start_iovec,
+					     &s);
 		/* and the contract itself, resuming anywhere */
 		probe_run(c.data, c.dlen, PROBE_ANY, start_iovec, &s);
 		iov_free(&s);
 		lcase_free(&c);
 	}
-	printf("# iovec: %lu cases, %lu results compared, %lu probe calls\n",
-	       n, results, probe.calls);
+	printf("# iovec: %lu cases, %lu results compared, %lu probe calls\n", n,
+	       results, probe.calls);
 }
 
 static void test_iovec_edges(void **unused)
@@ -342,7 +342,8 @@ static void test_iovec_edges(void **unused)
 	struct ts_state s1, s2;
 	struct iovec empty[3] = { { NULL, 0 }, { NULL, 0 }, { NULL, 0 } };
 	const char *t1 = "xxabxxab", *t2 = "ab";
-	struct iovec v1[] = { { (void *)t1, 3 }, { NULL, 0 },
+	struct iovec v1[] = { { (void *)t1, 3 },
+			      { NULL, 0 },
 			      { (void *)(t1 + 3), 5 } };
 	struct iovec v2[] = { { (void *)t2, 1 }, { (void *)(t2 + 1), 1 } };
 
@@ -350,10 +351,8 @@ static void test_iovec_edges(void **unused)
 	conf = textsearch_prepare("kmp", "ab", 2, GFP_KERNEL, 0);
 	assert_false(IS_ERR(conf));
 	assert_int_equal(textsearch_find_iovec(conf, &s1, NULL, 5), UINT_MAX);
-	assert_int_equal(textsearch_find_iovec(conf, &s1, empty, 0),
-			 UINT_MAX);
-	assert_int_equal(textsearch_find_iovec(conf, &s1, empty, 3),
-			 UINT_MAX);
+	assert_int_equal(textsearch_find_iovec(conf, &s1, empty, 0), UINT_MAX);
+	assert_int_equal(textsearch_find_iovec(conf, &s1, empty, 3), UINT_MAX);
 	assert_int_equal(textsearch_next(conf, &s1), UINT_MAX);
 
 	/* two searches with one config, interleaved: all state is in
@@ -375,7 +374,8 @@ static void test_iovec_null_base(void **unused)
 	struct ts_state s1, s2;
 	const char *t = "xxab";
 	struct iovec lone[] = { { NULL, 100 } };
-	struct iovec mid[] = { { (void *)t, 4 }, { NULL, 100 },
+	struct iovec mid[] = { { (void *)t, 4 },
+			       { NULL, 100 },
 			       { (void *)"ab", 2 } };
 	char before[512];
 
@@ -383,8 +383,8 @@ static void test_iovec_null_base(void **unused)
 	conf = textsearch_prepare("kmp", "ab", 2, GFP_KERNEL, 0);
 	assert_false(IS_ERR(conf));
 	/* leave a message behind, to see that the searches keep it */
-	assert_true(IS_ERR(textsearch_prepare("nosuchalgo", "x", 1,
-					      GFP_KERNEL, 0)));
+	assert_true(IS_ERR(
+		textsearch_prepare("nosuchalgo", "x", 1, GFP_KERNEL, 0)));
 	snprintf(before, sizeof(before), "%s", textsearch_last_error());
 	assert_true(before[0] != '\0');
 
@@ -471,8 +471,8 @@ static int temp_file(const u8 *data, size_t len, size_t lead)
 	return fd;
 }
 
-static unsigned int start_reader(struct ts_config *conf,
-				 struct ts_state *state, void *arg)
+static unsigned int start_reader(struct ts_config *conf, struct ts_state *state,
+				 void *arg)
 {
 	return textsearch_find_reader(conf, state, arg);
 }
@@ -486,15 +486,16 @@ static void test_reader_file(void **unused)
 	(void)unused;
 	for (i = 0; i < n; i++) {
 		for (ci = 0; ci < N_CHUNKS; ci++) {
-			unsigned int max = chunks[ci] && chunks[ci] < 8 ? 6000
-									: 150000;
+			unsigned int max =
+				chunks[ci] && chunks[ci] < 8 ? 6000 : 150000;
 			struct lcase c;
 			size_t lead = rng_below(&r, 3) ? 0 : rng_below(&r, 50);
 			struct ts_reader *rd;
 			int fd;
 
-			lcase_make(&c, &r, rng_below(&r, 5) ? rng_below(&r, max)
-							    : rng_below(&r, 4));
+			lcase_make(&c, &r,
+				   rng_below(&r, 5) ? rng_below(&r, max) :
+						      rng_below(&r, 4));
 			fd = temp_file(c.data, c.dlen, lead);
 			rd = ts_reader_from_fd(fd, chunks[ci]);
 			assert_non_null(rd);
@@ -608,8 +609,8 @@ static void test_reader_pipe(void **unused)
 	(void)unused;
 	for (i = 0; i < n; i++) {
 		for (ci = 0; ci < N_CHUNKS; ci++) {
-			unsigned int max = chunks[ci] && chunks[ci] < 8 ? 12000
-									: 100000;
+			unsigned int max =
+				chunks[ci] && chunks[ci] < 8 ? 12000 : 100000;
 			struct lcase c;
 			struct ts_reader *rd;
 			struct feeder f;
@@ -619,8 +620,8 @@ static void test_reader_pipe(void **unused)
 			/* one pipe per search: a pipe is read once */
 			for (a = 0; a <= N_ALGOS; a++) {
 				fd = feed(&f, c.data, c.dlen,
-					  1 + rng_below(&r, 3000),
-					  rng_next(&r), 0);
+					  1 + rng_below(&r, 3000), rng_next(&r),
+					  0);
 				rd = ts_reader_from_fd(fd, chunks[ci]);
 				assert_non_null(rd);
 				if (a < N_ALGOS)
@@ -628,9 +629,8 @@ static void test_reader_pipe(void **unused)
 							     "a pipe",
 							     start_reader, rd);
 				else
-					probe_run(c.data, c.dlen,
-						  PROBE_HISTORY, start_reader,
-						  rd);
+					probe_run(c.data, c.dlen, PROBE_HISTORY,
+						  start_reader, rd);
 				assert_int_equal(ts_reader_error(rd), 0);
 				ts_reader_free(rd);
 				feed_end(&f, fd, NULL);
@@ -683,9 +683,10 @@ static void test_reader_stdio(void **unused)
 	(void)unused;
 	for (i = 0; i < n; i++) {
 		for (ci = 0; ci < N_CHUNKS; ci++) {
-			unsigned int max = chunks[ci] && chunks[ci] < 8 ? 6000
-									: 100000;
-			size_t lead = rng_below(&r, 2) ? 0 : 1 + rng_below(&r, 9);
+			unsigned int max =
+				chunks[ci] && chunks[ci] < 8 ? 6000 : 100000;
+			size_t lead = rng_below(&r, 2) ? 0 :
+							 1 + rng_below(&r, 9);
 			struct ts_reader *rd;
 			struct lcase c, tail;
 			struct feeder f;
@@ -700,8 +701,8 @@ static void test_reader_stdio(void **unused)
 			fp = fdopen(fd, "r");
 			assert_non_null(fp);
 			if (lead)
-				assert_int_equal(fseeko(fp, (off_t)lead,
-							SEEK_SET), 0);
+				assert_int_equal(
+					fseeko(fp, (off_t)lead, SEEK_SET), 0);
 			rd = ts_reader_from_file(fp, chunks[ci]);
 			assert_non_null(rd);
 			tail = c;
@@ -712,8 +713,8 @@ static void test_reader_stdio(void **unused)
 			for (a = 0; a < N_ALGOS; a++)
 				results += check_all(algos[a], &tail, "a FILE",
 						     start_reader, rd);
-			probe_run(tail.data, tail.dlen, PROBE_ANY,
-				  start_reader, rd);
+			probe_run(tail.data, tail.dlen, PROBE_ANY, start_reader,
+				  rd);
 			assert_int_equal(ts_reader_error(rd), 0);
 			ts_reader_free(rd);
 			fclose(fp);
@@ -721,8 +722,8 @@ static void test_reader_stdio(void **unused)
 			/* an unseekable stream */
 			for (a = 0; a < N_ALGOS; a++) {
 				fd = feed(&f, c.data, c.dlen,
-					  1 + rng_below(&r, 3000),
-					  rng_next(&r), 0);
+					  1 + rng_below(&r, 3000), rng_next(&r),
+					  0);
 				fp = fdopen(fd, "r");
 				assert_non_null(fp);
 				rd = ts_reader_from_file(fp, chunks[ci]);
@@ -888,8 +889,7 @@ static void test_reader_limit(void **unused)
 	rd = ts_reader_from_fd(fd, 0);
 	probe.mode = PROBE_JUMP;
 	probe.jump_at = UINT_MAX - 10;
-	assert_int_equal(textsearch_find_reader(probe_conf, &st, rd),
-			 UINT_MAX);
+	assert_int_equal(textsearch_find_reader(probe_conf, &st, rd), UINT_MAX);
 	assert_int_equal(probe.jump_n[0], 9);
 	assert_memory_equal(probe.jump_dst, "XYZ", 3);
 	assert_int_equal(probe.jump_n[1], 0);
@@ -902,8 +902,7 @@ static void test_reader_limit(void **unused)
 	assert_int_equal(fseeko(fp, lead, SEEK_SET), 0);
 	rd = ts_reader_from_file(fp, 5);
 	probe.jump_at = UINT_MAX - 9;
-	assert_int_equal(textsearch_find_reader(probe_conf, &st, rd),
-			 UINT_MAX);
+	assert_int_equal(textsearch_find_reader(probe_conf, &st, rd), UINT_MAX);
 	assert_int_equal(probe.jump_n[0], 5); /* one chunk */
 	assert_memory_equal(probe.jump_dst, "YZ", 2);
 	assert_int_equal(probe.jump_n[1], 0);

@@ -32,8 +32,8 @@
 /* Each level pinned, then the dispatched name and "auto" (the heavier
  * tests run only the first N_PINNED). */
 static const char *const levels[] = {
-	"rarebyte_avx512", "rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar",
-	"rarebyte",	   "auto",
+	"rarebyte_avx512", "rarebyte_avx2", "rarebyte_sse2",
+	"rarebyte_scalar", "rarebyte",	    "auto",
 };
 #define N_LEVELS (sizeof(levels) / sizeof(levels[0]))
 #define N_PINNED 4
@@ -41,8 +41,8 @@ static const char *const levels[] = {
 static struct ts_config *prep(const char *algo, const void *pat,
 			      unsigned int len, bool icase)
 {
-	struct ts_config *conf = textsearch_prepare(
-		algo, pat, len, GFP_KERNEL, icase ? TS_IGNORECASE : 0);
+	struct ts_config *conf = textsearch_prepare(algo, pat, len, GFP_KERNEL,
+						    icase ? TS_IGNORECASE : 0);
 
 	if (IS_ERR(conf))
 		fail_msg("%s: prepare failed: %s", algo,
@@ -57,8 +57,9 @@ static void dump(const char *algo, const char *what, const u8 *pat,
 {
 	unsigned int i;
 
-	fprintf(stderr, "%s: %s: got %u, want %u (data %u bytes, icase %d)\n"
-			"pattern (%u):",
+	fprintf(stderr,
+		"%s: %s: got %u, want %u (data %u bytes, icase %d)\n"
+		"pattern (%u):",
 		algo, what, got, want, dlen, icase, plen);
 	for (i = 0; i < plen && i < 64; i++)
 		fprintf(stderr, " %02x", pat[i]);
@@ -71,9 +72,8 @@ static void dump(const char *algo, const char *what, const u8 *pat,
  * Returns the number of matches, or fails the test.
  */
 static unsigned int check_seq(const char *algo, struct ts_config *conf,
-			      const u8 *pat, unsigned int plen,
-			      const u8 *data, unsigned int dlen,
-			      struct blocks *b, bool icase)
+			      const u8 *pat, unsigned int plen, const u8 *data,
+			      unsigned int dlen, struct blocks *b, bool icase)
 {
 	struct ts_state st_lin, st_blk;
 	unsigned int want, got_lin, got_blk, n = 0;
@@ -179,7 +179,8 @@ static void test_choice(void **unused)
 		unsigned int m = 1 + rng_below(&r, 299);
 
 		for (j = 0; j < m; j++)
-			p[j] = (char)(1 + rng_below(&r, 1 + rng_below(&r, 255)));
+			p[j] = (char)(1 +
+				      rng_below(&r, 1 + rng_below(&r, 255)));
 		p[m] = 0;
 		m = (unsigned int)strlen(p);
 		choose(p, k & 1, &i1, &i2);
@@ -194,20 +195,18 @@ static void test_choice(void **unused)
 	}
 	/* the third filter: for three bytes the one left; else the rarest
 	 * other position, of a value the first two do not have if any */
-	assert_int_equal(rb_choose_third((const u8 *)"abc", 3, false, 0, 2),
-			 1);
+	assert_int_equal(rb_choose_third((const u8 *)"abc", 3, false, 0, 2), 1);
 	choose("pthread_mutex_lock", false, &i1, &i2);
 	i = rb_choose_third((const u8 *)"pthread_mutex_lock", 18, false, i1,
 			    i2);
 	for (j = 0; j < 18; j++)
 		if (j != i1 && j != i2 && j != i)
-			assert_true(rb_rank[(u8)"pthread_mutex_lock"[i]] <=
-				    rb_rank[(u8)"pthread_mutex_lock"[j]]);
+			assert_true(rb_rank[(u8) "pthread_mutex_lock"[i]] <=
+				    rb_rank[(u8) "pthread_mutex_lock"[j]]);
 	/* no third value: the rarest remaining byte ('k' ranks below 'x') */
 	assert_true(rb_rank['k'] < rb_rank['x']);
-	assert_int_equal(rb_choose_third((const u8 *)"xkxkxkxx", 8, false, 1,
-					 0),
-			 3);
+	assert_int_equal(
+		rb_choose_third((const u8 *)"xkxkxkxx", 8, false, 1, 0), 3);
 }
 
 /* ---- names, levels and "auto" ------------------------------------------ */
@@ -265,8 +264,9 @@ static void test_names(void **unused)
 		conf = prep(levels[i], "chicken", 7, false);
 		/* "auto" is resolved before lookup: the config is rarebyte's */
 		assert_string_equal(conf->ops->name,
-				    strcmp(levels[i], "auto") == 0 ? "rarebyte"
-								   : levels[i]);
+				    strcmp(levels[i], "auto") == 0 ?
+					    "rarebyte" :
+					    levels[i]);
 		textsearch_destroy(conf);
 	}
 	/* auto with TS_IGNORECASE, TS_AUTOLOAD and GFP_ATOMIC alike */
@@ -305,8 +305,8 @@ static unsigned long run_planted(struct rng *r, const u8 *pat,
 				 const u8 *alpha, unsigned int nalpha,
 				 bool icase)
 {
-	static const unsigned int sizes[] = { 1, 2, 3, 15, 31, 32, 33, 63,
-					      64, 65, 100, 257, 1000 };
+	static const unsigned int sizes[] = { 1,  2,  3,  15,  31,  32,	 33,
+					      63, 64, 65, 100, 257, 1000 };
 	u8 *data = malloc(dlen ? dlen : 1);
 	unsigned long found = 0;
 	unsigned int i, k;
@@ -345,14 +345,14 @@ static unsigned long run_planted(struct rng *r, const u8 *pat,
 
 static void test_lengths(void **unused)
 {
-	static const unsigned int lens[] = { 1,	 2,  3,	 4,   5,   7,	8,
-					     15, 16, 17, 31,  32,  33,	63,
-					     64, 65, 66, 100, 127, 128, 129,
+	static const unsigned int lens[] = { 1,	  2,   3,   4,	 5,   7,   8,
+					     15,  16,  17,  31,	 32,  33,  63,
+					     64,  65,  66,  100, 127, 128, 129,
 					     255, 256, 257, 300, 513, 1000 };
 	static const u8 text[] = "pthread_mutex_lock(&m); x = y; // e ";
 	static const u8 ab[] = { 'a', 'b' };
-	static const u8 latin[] = { 'a', 'A', 0xC0, 0xE0, 0xD7, 0xF7,
-				    0xDF, 0xFF, 0xDE, 0xFE };
+	static const u8 latin[] = { 'a',  'A',	0xC0, 0xE0, 0xD7,
+				    0xF7, 0xDF, 0xFF, 0xDE, 0xFE };
 	struct rng r = { 4242 };
 	unsigned long found = 0;
 	size_t i;
@@ -362,12 +362,12 @@ static void test_lengths(void **unused)
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		for (round = 0; round < 6; round++) {
 			u8 pat[1000];
-			const u8 *alpha = round < 2 ? ab
-					  : round < 4 ? latin
-						      : text;
-			unsigned int nalpha = round < 2 ? 2
-					      : round < 4 ? sizeof(latin)
-							  : sizeof(text) - 1;
+			const u8 *alpha = round < 2 ? ab :
+					  round < 4 ? latin :
+						      text;
+			unsigned int nalpha = round < 2 ? 2 :
+					      round < 4 ? sizeof(latin) :
+							  sizeof(text) - 1;
 			unsigned int j, plen = lens[i];
 
 			for (j = 0; j < plen; j++)
@@ -422,12 +422,14 @@ static void test_offsets(void **unused)
 					/* exactly align + dlen bytes: the
 					 * data ends where the allocation does */
 					if (posix_memalign(&mem, 64,
-							   align + dlen ? align + dlen
-									: 1))
+							   align + dlen ?
+								   align + dlen :
+								   1))
 						fail();
 					data = (u8 *)mem + align;
 					for (i = 0; i < dlen; i++)
-						data[i] = (u8)('b' + (i + 1) % 23);
+						data[i] = (u8)('b' +
+							       (i + 1) % 23);
 					/* plant at a few offsets for each
 					 * alignment, all offsets over all */
 					for (at = align % 16; at + plen <= dlen;
@@ -437,20 +439,23 @@ static void test_offsets(void **unused)
 
 						memcpy(data + at, pat, plen);
 						if (c)
-							data[at + plen - 1] = 'z';
+							data[at + plen - 1] =
+								'z';
 						got = textsearch_find_continuous(
 							conf[c], &st, data,
 							dlen);
 						if (got != at) {
-							dump(levels[l], "offset",
-							     pat, plen, dlen, c,
-							     got, at);
+							dump(levels[l],
+							     "offset", pat,
+							     plen, dlen, c, got,
+							     at);
 							fail();
 						}
 						for (i = 0; i < plen; i++)
-							data[at + i] = (u8)(
-								'b' +
-								(at + i + 1) % 23);
+							data[at + i] =
+								(u8)('b' +
+								     (at + i +
+								      1) % 23);
 						searches++;
 					}
 					/* nothing planted: nothing found */
@@ -459,8 +464,9 @@ static void test_offsets(void **unused)
 
 						assert_int_equal(
 							textsearch_find_continuous(
-								conf[align & 1], &st,
-								data, dlen),
+								conf[align & 1],
+								&st, data,
+								dlen),
 							UINT_MAX);
 					}
 					free(mem);
@@ -478,8 +484,8 @@ static void test_offsets(void **unused)
  * sizes around the vector widths. */
 static void test_block_ends(void **unused)
 {
-	static const unsigned int sizes[] = { 1, 2, 3, 16, 31, 32, 33, 63, 64,
-					      65, 127, 128 };
+	static const unsigned int sizes[] = { 1,  2,  3,  16, 31,  32,
+					      33, 63, 64, 65, 127, 128 };
 	static const unsigned int plens[] = { 1, 2, 3, 5, 16, 40, 64, 70 };
 	unsigned long checked = 0;
 	size_t l, si, pi;
@@ -621,8 +627,8 @@ static void test_icase_latin1(void **unused)
  * reference, contiguous at every alignment and in random blocks. */
 static void test_random_short(void **unused)
 {
-	static const u8 alpha[] = { 'a', 'b', 'A', 'B', 0xC0, 0xE0, 0xD7,
-				    0xF7, 0xDF, 0xFF, 0 };
+	static const u8 alpha[] = { 'a',  'b',	'A',  'B',  0xC0, 0xE0,
+				    0xD7, 0xF7, 0xDF, 0xFF, 0 };
 	struct rng r = { test_seed("simd", 99) };
 	unsigned long cases = 0, found = 0;
 	unsigned int k;
@@ -645,8 +651,8 @@ static void test_random_short(void **unused)
 			memcpy(data + rng_below(&r, dlen - plen + 1), pat,
 			       plen);
 		for (l = 0; l < N_LEVELS; l++) {
-			struct ts_config *conf = prep(levels[l], pat, plen,
-						      icase);
+			struct ts_config *conf =
+				prep(levels[l], pat, plen, icase);
 			struct blocks *b = blocks_random(data, dlen, &r,
 							 (int)rng_below(&r, 3));
 
@@ -697,27 +703,31 @@ static void test_periodic(void **unused)
 
 			for (i = 0; i < plen; i++)
 				data[at + i] = (u8)(icase && k % 2 ?
-						    pat[i] - 0x20 : pat[i]);
+							    pat[i] - 0x20 :
+							    pat[i]);
 		}
 		struct ts_config *kmp = prep("kmp", pat, plen, icase);
 
 		for (l = 0; l < N_LEVELS; l++) {
-			struct ts_config *conf = prep(levels[l], pat, plen,
-						      icase);
+			struct ts_config *conf =
+				prep(levels[l], pat, plen, icase);
 			for (int mode = 0; mode < 4; mode++) {
 				struct blocks *b =
-					mode == 0 ? NULL :
-					mode == 1 ? even_blocks(data, dlen, 1500) :
-					mode == 2 ? blocks_random(data, dlen, &r, 2) :
+					mode == 0 ?
+						NULL :
+					mode == 1 ?
+						even_blocks(data, dlen, 1500) :
+					mode == 2 ? blocks_random(data, dlen,
+								  &r, 2) :
 						    even_blocks(data, dlen,
 								plen / 3 + 1);
 				struct ts_state sk, sc;
 				unsigned int want = textsearch_find_continuous(
 					kmp, &sk, data, dlen);
-				unsigned int got = b ? blocks_find(conf, &sc, b)
-						     : textsearch_find_continuous(
-							       conf, &sc, data,
-							       dlen);
+				unsigned int got =
+					b ? blocks_find(conf, &sc, b) :
+					    textsearch_find_continuous(
+						    conf, &sc, data, dlen);
 
 				for (;;) {
 					if (got != want) {
@@ -744,7 +754,8 @@ static void test_periodic(void **unused)
 	}
 	free(data);
 	printf("# simd: periodic data, %lu searches of 256 KiB against kmp, "
-	       "%lu matches\n", cases, found);
+	       "%lu matches\n",
+	       cases, found);
 }
 
 /* ---- stream offsets near UINT_MAX ---------------------------------------- */

@@ -50,8 +50,8 @@ static void release_copy(void *cookie)
 
 /* Add @size bytes of @src as a fragment in its own allocation of exactly
  * that size (an empty one sometimes with a NULL pointer). */
-static void add_frag_copy(struct sk_buff *skb, const u8 *src,
-			  unsigned int size, bool null_if_empty)
+static void add_frag_copy(struct sk_buff *skb, const u8 *src, unsigned int size,
+			  bool null_if_empty)
 {
 	u8 *copy = NULL;
 
@@ -112,8 +112,8 @@ static struct sk_buff *build_random(struct rng *r, struct flat *f,
 	assert_int_equal(skb_trim_len(skb, head), 0);
 	f->used += head;
 
-	nfrags = rng_below(r, 4) ? rng_below(r, 4)
-				 : rng_below(r, MAX_SKB_FRAGS + 1);
+	nfrags = rng_below(r, 4) ? rng_below(r, 4) :
+				   rng_below(r, MAX_SKB_FRAGS + 1);
 	for (i = 0; i < nfrags; i++) {
 		unsigned int size = piece_size(r, f->len - f->used);
 
@@ -154,8 +154,8 @@ static void make_scase(struct rng *r, struct scase *c)
 	c->plen = rng_below(r, 4) ? 1 + rng_below(r, 6) : 1 + rng_below(r, 40);
 	for (i = 0; i < c->plen; i++)
 		c->pat[i] = alphabets[a][rng_below(r, alphabet_sizes[a])];
-	c->f.len = rng_below(r, 5) ? rng_below(r, FLAT_MAX + 1)
-				   : rng_below(r, 12);
+	c->f.len = rng_below(r, 5) ? rng_below(r, FLAT_MAX + 1) :
+				     rng_below(r, 12);
 	c->f.used = 0;
 	for (i = 0; i < c->f.len; i++)
 		c->f.bytes[i] = alphabets[a][rng_below(r, alphabet_sizes[a])];
@@ -193,8 +193,7 @@ static void random_window(struct rng *r, unsigned int len, unsigned int *from,
 	}
 }
 
-static void clamp_window(unsigned int len, unsigned int *from,
-			 unsigned int *to)
+static void clamp_window(unsigned int len, unsigned int *from, unsigned int *to)
 {
 	if (*to > len)
 		*to = len;
@@ -240,15 +239,16 @@ static struct ts_config *prepare_case(const char *algo, const struct scase *c)
 	return conf;
 }
 
-static void report(const char *algo, const struct scase *c,
-		   unsigned int from, unsigned int to, const char *what,
-		   unsigned int got, unsigned int want)
+static void report(const char *algo, const struct scase *c, unsigned int from,
+		   unsigned int to, const char *what, unsigned int got,
+		   unsigned int want)
 {
 	unsigned int i;
 
-	fprintf(stderr, "%s: %s: window [%u, %u) of %u: got %u, want %u, "
-		"icase %d\npattern:", algo, what, from, to, c->f.used, got,
-		want, c->icase);
+	fprintf(stderr,
+		"%s: %s: window [%u, %u) of %u: got %u, want %u, "
+		"icase %d\npattern:",
+		algo, what, from, to, c->f.used, got, want, c->icase);
 	for (i = 0; i < c->plen; i++)
 		fprintf(stderr, " %02x", c->pat[i]);
 	fprintf(stderr, "\n");
@@ -335,8 +335,8 @@ static void test_differential(void **unused)
 	}
 	for (a = 0; a < N_DIFF_ALGOS; a++) {
 		printf("# skb differential: %s: %lu cases, %lu results "
-		       "compared, 0 failures\n", diff_algos[a], cases[a],
-		       results[a]);
+		       "compared, 0 failures\n",
+		       diff_algos[a], cases[a], results[a]);
 		total_cases += cases[a];
 	}
 	printf("# skb differential: %lu layouts, %lu cases in all\n", n,
@@ -347,9 +347,8 @@ static void test_differential(void **unused)
 
 /* Read [from, to) block by block; every block must hold exactly the flat
  * bytes at its offset and end by to. */
-static void check_block(const struct flat *f, unsigned int lo,
-			unsigned int hi, unsigned int consumed,
-			const u8 *block, unsigned int n)
+static void check_block(const struct flat *f, unsigned int lo, unsigned int hi,
+			unsigned int consumed, const u8 *block, unsigned int n)
 {
 	assert_true(n > 0);
 	assert_true(consumed < hi - lo);
@@ -408,8 +407,10 @@ static void test_seq_read(void **unused)
 				consumed += rng_below(&r, got + 8);
 				jumps++;
 				if (consumed >= hi - lo) {
-					assert_int_equal(skb_seq_read(
-						consumed, &block, &st), 0);
+					assert_int_equal(skb_seq_read(consumed,
+								      &block,
+								      &st),
+							 0);
 					break;
 				}
 			}
@@ -419,7 +420,8 @@ static void test_seq_read(void **unused)
 		kfree_skb(skb);
 	}
 	printf("# skb seq_read: %lu layouts, %lu blocks, %lu jumps forward, "
-	       "%lu moves anywhere, 0 failures\n", n, blocks, jumps, backs);
+	       "%lu moves anywhere, 0 failures\n",
+	       n, blocks, jumps, backs);
 }
 
 /* ---- 3. the kernel's xt_string selftest ---- */
@@ -448,7 +450,7 @@ static struct sk_buff *xt_datagram(unsigned int at)
 	assert_non_null(flat);
 	memset(flat, 0, XT_HDRLEN);
 	flat[0] = 0x45; /* IPv4, 20-byte header */
-	flat[9] = 17;   /* UDP */
+	flat[9] = 17;	/* UDP */
 	for (i = XT_HDRLEN; i < start; i++)
 		flat[i] = ' ';
 	memcpy(flat + start, XT_PATTERN, XT_PATLEN);
@@ -535,8 +537,9 @@ static void test_xt_string_selftest(void **unused)
 				       "%u --to %u: found here, missed by the "
 				       "kernel's bm, which restarts at every "
 				       "block (docs/differences-from-linux.md)"
-				       "\n", at, at + XT_PATLEN, XT_SPLIT,
-				       rule->algo, rule->from, rule->to);
+				       "\n",
+				       at, at + XT_PATLEN, XT_SPLIT, rule->algo,
+				       rule->from, rule->to);
 			}
 		}
 		kfree_skb(skb);
@@ -646,11 +649,13 @@ static void test_frags_and_frag_list(void **unused)
 	skb_put_data(skb, "HEAD", 4);
 	for (i = 0; i < MAX_SKB_FRAGS; i++)
 		assert_int_equal(skb_add_frag(skb, bytes + i, 1, count_release,
-					      &released[i]), 0);
+					      &released[i]),
+				 0);
 	assert_int_equal(skb_shinfo(skb)->nr_frags, MAX_SKB_FRAGS);
 	/* the 18th is refused and not taken: its release never runs */
 	assert_int_equal(skb_add_frag(skb, "x", 1, count_release,
-				      &released[MAX_SKB_FRAGS]), -ENOSPC);
+				      &released[MAX_SKB_FRAGS]),
+			 -ENOSPC);
 	assert_int_equal(skb->len, 4 + MAX_SKB_FRAGS);
 	assert_int_equal(skb->data_len, MAX_SKB_FRAGS);
 	assert_true(skb_is_nonlinear(skb));
@@ -677,7 +682,8 @@ static void test_frags_and_frag_list(void **unused)
 		assert_non_null(c2);
 		assert_int_equal(skb_append_frag_list(lin, c2), 0);
 		assert_int_equal(skb_add_frag(lin, "x", 1, count_release,
-					      &late), -EINVAL);
+					      &late),
+				 -EINVAL);
 		kfree_skb(lin);
 		assert_int_equal(late, 0);
 	}
@@ -699,8 +705,8 @@ static void test_frags_and_frag_list(void **unused)
 
 		assert_non_null(big);
 		assert_non_null(one);
-		assert_int_equal(skb_add_frag(big, bytes, UINT_MAX - 3, NULL,
-					      NULL), 0);
+		assert_int_equal(
+			skb_add_frag(big, bytes, UINT_MAX - 3, NULL, NULL), 0);
 		assert_int_equal(skb_add_frag(big, bytes, 4, NULL, NULL),
 				 -EINVAL);
 		assert_int_equal(skb_add_frag(big, bytes, 3, NULL, NULL), 0);
@@ -714,8 +720,7 @@ static void test_frags_and_frag_list(void **unused)
 			struct skb_seq_state st;
 			const u8 *blk;
 
-			skb_prepare_seq_read(big, UINT_MAX - 2, UINT_MAX,
-					     &st);
+			skb_prepare_seq_read(big, UINT_MAX - 2, UINT_MAX, &st);
 			assert_int_equal(skb_seq_read(0, &blk, &st), 2);
 			assert_ptr_equal(blk, bytes + 1);
 		}
@@ -749,11 +754,9 @@ static struct sk_buff *build_ten(unsigned int *released)
 			 0);
 	assert_int_equal(skb_add_frag(skb, NULL, 0, count_release, released),
 			 0);
-	assert_int_equal(skb_add_frag(skb, "5", 1, count_release, released),
-			 0);
+	assert_int_equal(skb_add_frag(skb, "5", 1, count_release, released), 0);
 	skb_put_data(m1, "6", 1);
-	assert_int_equal(skb_add_frag(m1, "78", 2, count_release, released),
-			 0);
+	assert_int_equal(skb_add_frag(m1, "78", 2, count_release, released), 0);
 	skb_put_data(m3, "9", 1);
 	assert_int_equal(skb_append_frag_list(m2, m3), 0);
 	assert_int_equal(skb_append_frag_list(skb, m1), 0);
@@ -778,8 +781,7 @@ static void test_copy_bits_and_header_pointer(void **unused)
 
 			memset(buf, '?', sizeof(buf));
 			assert_int_equal(skb_copy_bits(skb, off, buf, len), 0);
-			assert_memory_equal(buf, &ten[off],
-					    (size_t)len);
+			assert_memory_equal(buf, &ten[off], (size_t)len);
 			p = skb_header_pointer(skb, off, len, buf);
 			assert_non_null(p);
 			assert_memory_equal(p, &ten[off], (size_t)len);
@@ -883,8 +885,8 @@ static void test_find_text_edges(void **unused)
 {
 	unsigned int released = 0;
 	struct sk_buff *skb = build_ten(&released);
-	struct ts_config *conf = textsearch_prepare("bm", "456", 3, GFP_KERNEL,
-						    0);
+	struct ts_config *conf =
+		textsearch_prepare("bm", "456", 3, GFP_KERNEL, 0);
 	struct skb_seq_state st;
 	struct ts_state state;
 	const u8 *blk;
@@ -903,8 +905,7 @@ static void test_find_text_edges(void **unused)
 			 UINT_MAX);
 	assert_int_equal(skb_find_text(NULL, 0, 10, conf), UINT_MAX);
 	assert_int_equal(skb_find_text(skb, 0, 10, NULL), UINT_MAX);
-	assert_int_equal(skb_find_text_state(skb, 0, 10, conf, NULL),
-			 UINT_MAX);
+	assert_int_equal(skb_find_text_state(skb, 0, 10, conf, NULL), UINT_MAX);
 	assert_int_equal(skb_find_text_state(skb, 9, 2, conf, &state),
 			 UINT_MAX);
 	assert_int_equal(textsearch_next(conf, &state), UINT_MAX);
@@ -931,8 +932,8 @@ static struct {
 	struct sk_buff *skb[SHARED_SKBS];
 	struct ts_config *conf[2];
 	unsigned int from[SHARED_SKBS], to[SHARED_SKBS];
-	unsigned int want[2][SHARED_SKBS];	/* first match */
-	unsigned int count[2][SHARED_SKBS];	/* all matches */
+	unsigned int want[2][SHARED_SKBS];  /* first match */
+	unsigned int count[2][SHARED_SKBS]; /* all matches */
 } shared;
 
 static pthread_barrier_t skb_start_line;
@@ -955,9 +956,10 @@ static void *search_shared(void *arg)
 						  shared.conf[k]) !=
 				    shared.want[k][i])
 					wrong++;
-				pos = skb_find_text_state(
-					shared.skb[i], shared.from[i],
-					shared.to[i], shared.conf[k], &st);
+				pos = skb_find_text_state(shared.skb[i],
+							  shared.from[i],
+							  shared.to[i],
+							  shared.conf[k], &st);
 				while (pos != UINT_MAX) {
 					n++;
 					pos = textsearch_next(shared.conf[k],
@@ -1015,11 +1017,11 @@ static void test_threads_share_config_and_skbs(void **unused)
 			}
 		}
 	}
-	assert_int_equal(pthread_barrier_init(&skb_start_line, NULL,
-					      SKB_THREADS), 0);
+	assert_int_equal(
+		pthread_barrier_init(&skb_start_line, NULL, SKB_THREADS), 0);
 	for (i = 0; i < SKB_THREADS; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, search_shared,
-						NULL), 0);
+		assert_int_equal(
+			pthread_create(&t[i], NULL, search_shared, NULL), 0);
 	for (i = 0; i < SKB_THREADS; i++) {
 		void *ret;
 

@@ -130,8 +130,7 @@ static void test_concurrent_autoload(void **unused)
 	assert_int_equal(PTR_ERR(conf), -ENOENT);
 	for (i = 0; i < NTHREADS; i++)
 		args[i].id = i;
-	assert_int_equal(pthread_barrier_init(&start_line, NULL, NTHREADS),
-			 0);
+	assert_int_equal(pthread_barrier_init(&start_line, NULL, NTHREADS), 0);
 	run_threads(autoload_worker, args, sizeof(args[0]));
 	pthread_barrier_destroy(&start_line);
 	expect_no_failures();
@@ -198,8 +197,8 @@ static unsigned int plain_get_pattern_len(struct ts_config *conf)
 
 struct reg_arg {
 	int id;
-	struct ts_ops same;   /* all threads: name "racer" */
-	struct ts_ops own;    /* name of its own */
+	struct ts_ops same; /* all threads: name "racer" */
+	struct ts_ops own;  /* name of its own */
 	char own_name[16];
 	int same_result;
 };
@@ -227,8 +226,7 @@ static void *register_worker(void *p)
 			return NULL;
 		}
 		if (textsearch_unregister(&a->own) != -EBUSY)
-			failure("thread %d: unregister while in use",
-				a->id);
+			failure("thread %d: unregister while in use", a->id);
 		if (textsearch_find_continuous(conf, &st, article,
 					       ARTICLE_LEN) != 0)
 			failure("thread %d: %s did not match", a->id,
@@ -259,12 +257,11 @@ static void test_concurrent_register(void **unused)
 		args[i].same = base;
 		args[i].same.name = "racer";
 		args[i].own = base;
-		snprintf(args[i].own_name, sizeof(args[i].own_name),
-			 "plain_%d", i);
+		snprintf(args[i].own_name, sizeof(args[i].own_name), "plain_%d",
+			 i);
 		args[i].own.name = args[i].own_name;
 	}
-	assert_int_equal(pthread_barrier_init(&start_line, NULL, NTHREADS),
-			 0);
+	assert_int_equal(pthread_barrier_init(&start_line, NULL, NTHREADS), 0);
 	run_threads(register_worker, args, sizeof(args[0]));
 	pthread_barrier_destroy(&start_line);
 	expect_no_failures();
@@ -286,13 +283,26 @@ static void test_concurrent_register(void **unused)
 /* ---- shared configs ----------------------------------------------------- */
 
 enum {
-	A_KMP, A_BM, A_SHIFTOR, A_RB_AVX512, A_RB_AVX2, A_RB_SSE2, A_RB_SCALAR,
-	A_FSM, N_ALGOS
+	A_KMP,
+	A_BM,
+	A_SHIFTOR,
+	A_RB_AVX512,
+	A_RB_AVX2,
+	A_RB_SSE2,
+	A_RB_SCALAR,
+	A_FSM,
+	N_ALGOS
 };
 
 static const char *const algo_names[N_ALGOS] = {
-	"kmp",		 "bm",		   "shiftor",	      "rarebyte_avx512",
-	"rarebyte_avx2", "rarebyte_sse2", "rarebyte_scalar", "fsm",
+	"kmp",
+	"bm",
+	"shiftor",
+	"rarebyte_avx512",
+	"rarebyte_avx2",
+	"rarebyte_sse2",
+	"rarebyte_scalar",
+	"fsm",
 };
 
 /* One pattern per algorithm, some folding case; rarebyte's longer ones
@@ -341,8 +351,8 @@ static unsigned int expected(int a, const u8 *data, unsigned int dlen,
 
 	while (n < max && from <= dlen) {
 		if (a == A_FSM) {
-			pos = ref_fsm_find(shared_tokens, N_SHARED_TOKENS,
-					   data, dlen, from, &end);
+			pos = ref_fsm_find(shared_tokens, N_SHARED_TOKENS, data,
+					   dlen, from, &end);
 		} else {
 			unsigned int plen =
 				(unsigned int)strlen(literal_pats[a]);
@@ -397,8 +407,8 @@ static bool check_sequence(struct search_arg *sa, int a, int prov,
 
 		if (pos != w) {
 			failure("thread %d: %s, provider %d: match %u at %u, "
-				"want %u", sa->id, algo_names[a], prov, i, pos,
-				w);
+				"want %u",
+				sa->id, algo_names[a], prov, i, pos, w);
 			return false;
 		}
 		sa->matches++;
@@ -436,8 +446,7 @@ static void *search_worker(void *p)
 		nwant = expected(a, data, dlen, want, 310);
 		switch (prov) {
 		case P_CONTINUOUS:
-			pos = textsearch_find_continuous(conf, &st, data,
-							 dlen);
+			pos = textsearch_find_continuous(conf, &st, data, dlen);
 			break;
 		case P_BLOCKS:
 			b = blocks_random(data, dlen, &r,
@@ -446,9 +455,9 @@ static void *search_worker(void *p)
 			break;
 		case P_IOVEC:
 			for (i = 0, at = 0; i < 8; i++) {
-				unsigned int n = i == 7 ? dlen - at
-							: rng_below(&r,
-								    dlen - at + 1);
+				unsigned int n =
+					i == 7 ? dlen - at :
+						 rng_below(&r, dlen - at + 1);
 
 				iov[i].iov_base = data + at;
 				iov[i].iov_len = n;
@@ -458,22 +467,20 @@ static void *search_worker(void *p)
 			break;
 		default:
 			/* same name as the shared one, made and gone here */
-			conf = prepare_algo(a, rng_below(&r, 2) ? GFP_KERNEL
-								: GFP_ATOMIC);
+			conf = prepare_algo(a, rng_below(&r, 2) ? GFP_KERNEL :
+								  GFP_ATOMIC);
 			if (IS_ERR(conf)) {
 				failure("thread %d: prepare %s: %ld", sa->id,
 					algo_names[a], PTR_ERR(conf));
 				return NULL;
 			}
-			pos = textsearch_find_continuous(conf, &st, data,
-							 dlen);
+			pos = textsearch_find_continuous(conf, &st, data, dlen);
 			break;
 		}
 		sa->searches++;
 		if (!check_sequence(sa, a, prov, conf, &st, pos, want, nwant))
 			return NULL;
-		if (b && (!blocks_ok(b) ||
-			  blocks_finishes(b) != nwant + 2)) {
+		if (b && (!blocks_ok(b) || blocks_finishes(b) != nwant + 2)) {
 			failure("thread %d: %s: provider contract broken",
 				sa->id, algo_names[a]);
 			return NULL;

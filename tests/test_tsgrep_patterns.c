@@ -17,8 +17,10 @@
 
 #include "../tools/common/patterns.c"
 
-#define TOK(type, recur, value) \
-	{ (u16)(type), (u8)(recur), (u8)(value) }
+#define TOK(type, recur, value)                       \
+	{                                             \
+		(u16)(type), (u8)(recur), (u8)(value) \
+	}
 #define CH(c) TOK(TS_FSM_SPECIFIC, TS_FSM_SINGLE, c)
 #define HEAD_ANY TOK(TS_FSM_WILDCARD, TS_FSM_HEAD_IGNORE, 0)
 #define NTOK(a) ((unsigned int)(sizeof(a) / sizeof((a)[0])))
@@ -66,11 +68,11 @@ static void test_hex_valid(void **st)
 	hex_ok("|00|", "\0", 1);
 	hex_ok("a|00|b", "a\0b", 3);
 	hex_ok("|ff FE|", "\xff\xfe", 2);
-	hex_ok("||x", "x", 1);             /* an empty section adds nothing */
-	hex_ok("\\|", "|", 1);             /* iptables' escape for the bar */
+	hex_ok("||x", "x", 1); /* an empty section adds nothing */
+	hex_ok("\\|", "|", 1); /* iptables' escape for the bar */
 	hex_ok("a\\\\b", "a\\b", 3);
 	hex_ok("\\x", "x", 1);
-	hex_ok("  ", "  ", 2);             /* spaces outside bars are bytes */
+	hex_ok("  ", "  ", 2); /* spaces outside bars are bytes */
 	hex_ok("|41||42|", "AB", 2);
 	hex_ok("\xe9t\xe9", "\xe9t\xe9", 3);
 }
@@ -86,7 +88,7 @@ static void test_hex_errors(void **st)
 	hex_bad("ab|0 d|", "'0' at position 4 has no second digit");
 	hex_bad("|0g|", "'g' at position 3 is not a hex digit");
 	hex_bad("xy|zz|", "'z' at position 4 is not a hex digit "
-		"(in the |...| opened at position 3)");
+			  "(in the |...| opened at position 3)");
 	hex_bad("|0d\n|", "\\x0A at position 4 is not a hex digit");
 	hex_bad("|\\7c|", "'\\' at position 2 is not a hex digit");
 	hex_bad("abc|0d", "unterminated |...|: the '|' at position 4");
@@ -131,9 +133,10 @@ static void fsm_ok(const char *text, const struct ts_fsm_token *want,
 		    out[i].recur != want[i].recur ||
 		    out[i].value != want[i].value)
 			fail_msg("fsm \"%s\" token %u: {%u,%u,%u}, want "
-				 "{%u,%u,%u}", text, i, out[i].type,
-				 out[i].recur, out[i].value, want[i].type,
-				 want[i].recur, want[i].value);
+				 "{%u,%u,%u}",
+				 text, i, out[i].type, out[i].recur,
+				 out[i].value, want[i].type, want[i].recur,
+				 want[i].value);
 	free(out);
 }
 
@@ -158,15 +161,15 @@ static void test_fsm_literals(void **st)
 						   CH('c') };
 	static const struct ts_fsm_token esc[] = {
 		HEAD_ANY, CH('\n'), CH('\t'), CH('\r'), CH('\f'), CH('\v'),
-		CH(0x1b), CH(0), CH(0x7f), CH(0xAB), CH('\\'),
+		CH(0x1b), CH(0),    CH(0x7f), CH(0xAB), CH('\\'),
 	};
 	static const struct ts_fsm_token meta[] = {
-		HEAD_ANY, CH('.'), CH('['), CH(']'), CH('?'), CH('*'), CH('+'),
-		CH('^'), CH('{'), CH('}'), CH('$'), CH('('), CH(')'), CH('|'),
-		CH('-'), CH(':'),
+		HEAD_ANY, CH('.'), CH('['), CH(']'), CH('?'), CH('*'),
+		CH('+'),  CH('^'), CH('{'), CH('}'), CH('$'), CH('('),
+		CH(')'),  CH('|'), CH('-'), CH(':'),
 	};
-	static const struct ts_fsm_token high[] = { HEAD_ANY, CH(0xe9),
-						    CH(' '), CH('~') };
+	static const struct ts_fsm_token high[] = { HEAD_ANY, CH(0xe9), CH(' '),
+						    CH('~') };
 
 	(void)st;
 	fsm_ok("abc", abc, NTOK(abc));
@@ -180,12 +183,12 @@ static void test_fsm_classes(void **st)
 {
 	static const char *const names[] = {
 		"digit", "xdigit", "print", "alpha", "alnum", "ascii",
-		"cntrl", "graph", "lower", "upper", "punct", "space",
+		"cntrl", "graph",  "lower", "upper", "punct", "space",
 	};
 	static const u16 types[] = {
 		TS_FSM_DIGIT, TS_FSM_XDIGIT, TS_FSM_PRINT, TS_FSM_ALPHA,
-		TS_FSM_ALNUM, TS_FSM_ASCII, TS_FSM_CNTRL, TS_FSM_GRAPH,
-		TS_FSM_LOWER, TS_FSM_UPPER, TS_FSM_PUNCT, TS_FSM_SPACE,
+		TS_FSM_ALNUM, TS_FSM_ASCII,  TS_FSM_CNTRL, TS_FSM_GRAPH,
+		TS_FSM_LOWER, TS_FSM_UPPER,  TS_FSM_PUNCT, TS_FSM_SPACE,
 	};
 	static const struct ts_fsm_token dot[] = {
 		HEAD_ANY, TOK(TS_FSM_WILDCARD, TS_FSM_SINGLE, 0)
@@ -200,7 +203,9 @@ static void test_fsm_classes(void **st)
 	(void)st;
 	for (i = 0; i < NTOK(names); i++) {
 		struct ts_fsm_token want[] = {
-			HEAD_ANY, CH('x'), TOK(types[i], TS_FSM_SINGLE, 0),
+			HEAD_ANY,
+			CH('x'),
+			TOK(types[i], TS_FSM_SINGLE, 0),
 			CH('y'),
 		};
 
@@ -217,26 +222,32 @@ static void test_fsm_classes(void **st)
 static void test_fsm_quantifiers_and_heads(void **st)
 {
 	static const struct ts_fsm_token q[] = {
-		HEAD_ANY, TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'a'),
+		HEAD_ANY,
+		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'a'),
 		TOK(TS_FSM_WILDCARD, TS_FSM_ANY, 0),
 		TOK(TS_FSM_DIGIT, TS_FSM_MULTI, 0),
 		TOK(TS_FSM_SPECIFIC, TS_FSM_ANY, '*'),
 	};
 	static const struct ts_fsm_token anchored[] = {
-		CH('G'), CH('E'), CH('T'),
+		CH('G'),
+		CH('E'),
+		CH('T'),
 	};
 	static const struct ts_fsm_token head_space[] = {
-		TOK(TS_FSM_SPACE, TS_FSM_HEAD_IGNORE, 0), CH('#'),
+		TOK(TS_FSM_SPACE, TS_FSM_HEAD_IGNORE, 0),
+		CH('#'),
 	};
 	static const struct ts_fsm_token head_byte[] = {
 		TOK(TS_FSM_SPECIFIC, TS_FSM_HEAD_IGNORE, '0'),
 		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0),
 	};
 	static const struct ts_fsm_token head_dot[] = {
-		HEAD_ANY, CH('x'),
+		HEAD_ANY,
+		CH('x'),
 	};
 	static const struct ts_fsm_token caret_lit[] = {
-		CH('^'), CH('a'),
+		CH('^'),
+		CH('a'),
 	};
 
 	(void)st;
@@ -275,7 +286,7 @@ static void test_fsm_errors(void **st)
 	fsm_bad("a|b", "'|' at position 2 is not supported");
 	fsm_bad("(ab)", "'(' at position 1 is not supported");
 	fsm_bad("ab$", "'$' at position 3 is not supported in fsm "
-		"patterns; write \\$");
+		       "patterns; write \\$");
 	fsm_bad("a^", "'^' at position 2");
 	fsm_bad("a{b}", "'{' at position 2");
 	fsm_bad("{}a", "empty {head}");
@@ -343,9 +354,9 @@ static unsigned int fsm_find(const char *pattern, const char *data,
 
 #define FIND(pat, data, wstart, wend)                                       \
 	do {                                                                \
-		unsigned int e_, p_ = fsm_find(pat, data,                   \
-					       (unsigned int)sizeof(data) - 1, \
-					       &e_);                        \
+		unsigned int e_,                                            \
+			p_ = fsm_find(pat, data,                            \
+				      (unsigned int)sizeof(data) - 1, &e_); \
 		assert_int_equal(p_, wstart);                               \
 		if ((wstart) != UINT_MAX)                                   \
 			assert_int_equal(e_, wend);                         \

@@ -46,8 +46,8 @@ static void sleep_us(long us)
 
 struct consumer {
 	struct backlog *backlog;
-	long pause_every;	/* sleep 1 ms after this many packets; 0: never */
-	uint64_t *seen;		/* sequence numbers, in the order received */
+	long pause_every; /* sleep 1 ms after this many packets; 0: never */
+	uint64_t *seen;	  /* sequence numbers, in the order received */
 	size_t nseen;
 	bool out_of_order;
 	atomic_bool done;
@@ -95,8 +95,8 @@ static uint64_t run(struct backlog *b, unsigned int nconsumers,
 		cons[i].seen = calloc(count, sizeof(uint64_t));
 		assert_non_null(cons[i].seen);
 		atomic_init(&cons[i].done, false);
-		assert_int_equal(pthread_create(&tid[i], NULL, consume,
-						&cons[i]), 0);
+		assert_int_equal(
+			pthread_create(&tid[i], NULL, consume, &cons[i]), 0);
 	}
 	for (seq = 0; seq < count; seq++)
 		if (netif_rx(b, make_packet(seq)) == NETIF_RX_SUCCESS)
@@ -192,8 +192,8 @@ static void test_close_wakes_consumers(void **state)
 	for (i = 0; i < MAX_CONSUMERS; i++) {
 		cons[i] = (struct consumer){ .backlog = b, .seen = seen };
 		atomic_init(&cons[i].done, false);
-		assert_int_equal(pthread_create(&tid[i], NULL, consume,
-						&cons[i]), 0);
+		assert_int_equal(
+			pthread_create(&tid[i], NULL, consume, &cons[i]), 0);
 	}
 	sleep_us(20000);
 	for (i = 0; i < MAX_CONSUMERS; i++)

@@ -48,12 +48,11 @@
 #include "pcapgen.h"
 #include "testsupport.h"
 
-
 #define MAX_ARGS 64
 #define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
 
 static char tspkt_path[4096];
-static char tspkt_dir[4096];	/* where tspkt is */
+static char tspkt_dir[4096]; /* where tspkt is */
 static char dir[4096];
 static bool sanitized;
 
@@ -71,7 +70,8 @@ static char *slurp(const char *path, size_t *len)
 /* @argv in the test's folder, stdin from /dev/null. */
 static void run_argv(char *const argv[], struct child_result *r)
 {
-	const struct child_spec spec = { .argv = argv, .cwd = dir,
+	const struct child_spec spec = { .argv = argv,
+					 .cwd = dir,
 					 .capdir = dir };
 
 	if (child_run(&spec, r))
@@ -120,8 +120,8 @@ static void expect_status(const struct child_result *r, int code)
 }
 
 /* The value of "key=" in the stderr line starting with "tspkt: what". */
-static unsigned long long counter(const struct child_result *r, const char *what,
-				  const char *key)
+static unsigned long long counter(const struct child_result *r,
+				  const char *what, const char *key)
 {
 	char head[128], k[64];
 	const char *line, *p, *eol;
@@ -145,7 +145,8 @@ static unsigned long long counter(const struct child_result *r, const char *what
 }
 
 /* The packets counted for class @name. */
-static unsigned long long class_count(const struct child_result *r, const char *name)
+static unsigned long long class_count(const struct child_result *r,
+				      const char *name)
 {
 	char head[128];
 	const char *p;
@@ -174,7 +175,7 @@ static struct pg_frame *frames_new(size_t n)
 
 struct capture {
 	struct pg_writer *w;
-	unsigned int n;		/* frames written */
+	unsigned int n; /* frames written */
 };
 
 static void cap_open(struct capture *c, const char *name, unsigned int snap)
@@ -208,14 +209,18 @@ static void cap_close(struct capture *c)
 	c->w = NULL;
 }
 
-static const struct pg_flow flow_tcp4 = { 4, "10.0.0.1", "10.0.0.2",
-					   IPPROTO_TCP, 43512, 80, 1000, 0 };
-static const struct pg_flow flow_udp4 = { 4, "10.0.0.3", "10.0.0.4",
-					   IPPROTO_UDP, 5353, 53, 0, 0 };
-static const struct pg_flow flow_tcp6 = { 6, "fd00::1", "fd00::2",
-					  IPPROTO_TCP, 40000, 8080, 7, 0 };
-static const struct pg_flow flow_udp6 = { 6, "fd00::3", "fd00::4",
-					  IPPROTO_UDP, 1234, 4321, 0, 0 };
+static const struct pg_flow flow_tcp4 = { 4,	       "10.0.0.1", "10.0.0.2",
+					  IPPROTO_TCP, 43512,	   80,
+					  1000,	       0 };
+static const struct pg_flow flow_udp4 = { 4,	       "10.0.0.3", "10.0.0.4",
+					  IPPROTO_UDP, 5353,	   53,
+					  0,	       0 };
+static const struct pg_flow flow_tcp6 = { 6,	       "fd00::1", "fd00::2",
+					  IPPROTO_TCP, 40000,	  8080,
+					  7,	       0 };
+static const struct pg_flow flow_udp6 = { 6,	       "fd00::3", "fd00::4",
+					  IPPROTO_UDP, 1234,	  4321,
+					  0,	       0 };
 
 static unsigned int ip_hlen(const struct pg_flow *f)
 {
@@ -241,8 +246,7 @@ static void iso_time(unsigned int frame, char *buf, size_t len)
 		 tm.tm_min, tm.tm_sec, (int)(us % 1000000));
 }
 
-static void endpoint(const struct pg_flow *f, bool src, char *buf,
-		     size_t len)
+static void endpoint(const struct pg_flow *f, bool src, char *buf, size_t len)
 {
 	const char *a = src ? f->src : f->dst;
 	unsigned int port = src ? f->sport : f->dport;
@@ -314,7 +318,8 @@ static void check_out(const struct child_result *r, const struct expect *e)
 
 	if (strcmp(r->out, want))
 		fail_msg("output differs.\n--- expected:\n%s--- got:\n%s"
-			 "--- stderr:\n%s", want, r->out, r->err);
+			 "--- stderr:\n%s",
+			 want, r->out, r->err);
 }
 
 /* ---- the mixed capture: TCP/UDP over IPv4/IPv6 --------------------------------- */
@@ -365,7 +370,8 @@ static unsigned int find_in(const char *hay, const char *pat, bool icase)
 	size_t i, n = strlen(pat);
 
 	for (i = 0; hay[i]; i++)
-		if (icase ? !strncasecmp(hay + i, pat, n) : !strncmp(hay + i, pat, n))
+		if (icase ? !strncasecmp(hay + i, pat, n) :
+			    !strncmp(hay + i, pat, n))
 			return (unsigned int)i;
 	return UINT_MAX;
 }
@@ -546,8 +552,8 @@ static void test_rules(void **state)
 	/* network layer: offsets count from the IP header */
 	for (i = 0; i < NMIXED; i++) {
 		unsigned int off = find_in(mixed[i].payload, "needle", false);
-		unsigned int base = ip_hlen(mixed[i].flow) +
-				    l4_hlen(mixed[i].flow);
+		unsigned int base =
+			ip_hlen(mixed[i].flow) + l4_hlen(mixed[i].flow);
 
 		if (off == UINT_MAX)
 			continue;
@@ -615,7 +621,7 @@ static void test_rules(void **state)
 		expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
 			    mixed_len(i), hits, 1);
 	}
-	assert_non_null(e.text);	/* frames 1 and 4 */
+	assert_non_null(e.text); /* frames 1 and 4 */
 	run_tspkt(&r, "-r", "mixed.pcap", "-e",
 		  "class w string needle layer payload from 0 to 8", NULL);
 	expect_status(&r, 0);
@@ -629,8 +635,10 @@ static void test_rules(void **state)
 		       "s offset=2 s offset=11", 1);
 	run_tspkt(&r, "-r", "mixed.pcap", "-e",
 		  "class s string 'needle x' layer payload", "-e",
-		  "class s string needle from 3 layer payload", "udp and ip6 "
-		  "and not src host fd00::99 and dst port 4321", NULL);
+		  "class s string needle from 3 layer payload",
+		  "udp and ip6 "
+		  "and not src host fd00::99 and dst port 4321",
+		  NULL);
 	expect_status(&r, 0);
 	check_out(&r, &e);
 	child_result_free(&r);
@@ -657,8 +665,8 @@ static void test_rules(void **state)
 			expect_line(&e, mixed[i].flow, (unsigned int)i + 1,
 				    mixed_len(i), hits + 1, 1);
 	}
-	run_tspkt(&r, "-r", "mixed.pcap",
-		  "-e", "class bin hex-string '|ab cd EF| binary' layer "
+	run_tspkt(&r, "-r", "mixed.pcap", "-e",
+		  "class bin hex-string '|ab cd EF| binary' layer "
 		  "transport",
 		  "-e", "class ci string \"NEEDLE\" icase layer transport",
 		  "-e", "class nohttp ! string HTTP", NULL);
@@ -675,7 +683,8 @@ static void test_rules(void **state)
 	fputs("# three rules\n\n"
 	      "class bin hex-string \"|ab cd EF| binary\" layer transport\n"
 	      "   class ci string NEEDLE icase layer transport  # folded\n"
-	      "class nohttp string HTTP invert\n", f);
+	      "class nohttp string HTTP invert\n",
+	      f);
 	fclose(f);
 	run_tspkt(&r, "-r", "mixed.pcap", "-f", "rules.txt", NULL);
 	expect_status(&r, 0);
@@ -805,8 +814,9 @@ static void test_pcapng_time_overflow(void **state)
 	out = pcapng_open("far.pcapng");
 	for (i = 1; i <= 3; i++) {
 		pg_build(f, &flow_udp4, "a needle", 8);
-		pcapng_put(out, f, i == 2 ? 0xffffffff00000000ull + 42 :
-			   (uint64_t)frame_us(i));
+		pcapng_put(out, f,
+			   i == 2 ? 0xffffffff00000000ull + 42 :
+				    (uint64_t)frame_us(i));
 		if (i != 2)
 			expect_line(&e, &flow_udp4, i, 20 + 8 + 8,
 				    "match offset=2", 1);
@@ -835,7 +845,10 @@ static void test_pcapng_time_overflow(void **state)
 static void test_write_onto_input(void **state)
 {
 	static const char *const names[] = {
-		"in.pcap", "./in.pcap", "in-hard.pcap", "in-sym.pcap",
+		"in.pcap",
+		"./in.pcap",
+		"in-hard.pcap",
+		"in-sym.pcap",
 	};
 	char p[4200], q[4200], absp[4300], msg[4400];
 	struct child_result r;
@@ -854,14 +867,16 @@ static void test_write_onto_input(void **state)
 	assert_int_equal(symlink("in.pcap", q), 0);
 	snprintf(absp, sizeof(absp), "%s", p);
 	for (i = 0; i <= sizeof(names) / sizeof(*names); i++) {
-		const char *w = i < sizeof(names) / sizeof(*names) ?
-				names[i] : absp;
+		const char *w = i < sizeof(names) / sizeof(*names) ? names[i] :
+								     absp;
 
 		run_tspkt(&r, "-r", "in.pcap", "-w", w, "needle", NULL);
 		expect_status(&r, 2);
 		assert_string_equal(r.out, "");
-		snprintf(msg, sizeof(msg), "tspkt: -w %s: that is the capture "
-			 "being read (-r in.pcap)", w);
+		snprintf(msg, sizeof(msg),
+			 "tspkt: -w %s: that is the capture "
+			 "being read (-r in.pcap)",
+			 w);
 		if (!strstr(r.err, msg))
 			fail_msg("-w %s: message lacks '%s':\n%s", w, msg,
 				 r.err);
@@ -873,9 +888,10 @@ static void test_write_onto_input(void **state)
 	}
 	/* standard input redirected from the capture: the same file */
 	{
-		char *const argv[] = { "sh", "-c", "exec \"$0\" -r - -w "
-				       "in.pcap needle < in.pcap", tspkt_path,
-				       NULL };
+		char *const argv[] = { "sh", "-c",
+				       "exec \"$0\" -r - -w "
+				       "in.pcap needle < in.pcap",
+				       tspkt_path, NULL };
 
 		run_argv(argv, &r);
 		expect_status(&r, 2);
@@ -895,7 +911,8 @@ static void test_write_onto_input(void **state)
 static void test_algo_fsm(void **state)
 {
 	static const char *const want[] = {
-		"algorithm 'fsm' takes tokens", "tspkt rules take strings",
+		"algorithm 'fsm' takes tokens",
+		"tspkt rules take strings",
 		"use kmp, bm, rarebyte or auto",
 	};
 	struct child_result r;
@@ -946,8 +963,8 @@ static void test_json(void **state)
 		 "\"matches\":[{\"rule\":1,\"class\":\"web\",\"layer\":"
 		 "\"payload\",\"invert\":false,\"offset\":0},{\"rule\":2,"
 		 "\"class\":\"inv\",\"layer\":\"network\",\"invert\":true,"
-		 "\"offset\":null}]}\n", t, (long long)frame_us(1) * 1000,
-		 mixed_len(0));
+		 "\"offset\":null}]}\n",
+		 t, (long long)frame_us(1) * 1000, mixed_len(0));
 	if (strncmp(line, want, strlen(want)))
 		fail_msg("first JSON line:\n%s\nexpected:\n%s", r.out, want);
 	/* every frame matches the inverted rule: NMIXED lines */
@@ -1025,8 +1042,8 @@ static void test_write(void **state)
 
 	(void)state;
 	write_mixed("mixed.pcap");
-	run_tspkt(&r, "-w", "out.pcap", "-j", "2", "-r", "mixed.pcap",
-		  "needle", NULL);
+	run_tspkt(&r, "-w", "out.pcap", "-j", "2", "-r", "mixed.pcap", "needle",
+		  NULL);
 	expect_status(&r, 0);
 	child_result_free(&r);
 	nin = read_capture("mixed.pcap", &in);
@@ -1077,13 +1094,12 @@ static void test_write_big_frames(void **state)
 	pg_build(&f[0], &flow_udp6, payload, 65535 - 8);
 	cap_put(&c, &f[0], 0);
 	/* the same in two fragments, the first a frame of 65582 bytes */
-	n = pg_build_fragments(f, &flow_udp6, payload, 65535 - 8, &v6cut, 1,
-			       7);
+	n = pg_build_fragments(f, &flow_udp6, payload, 65535 - 8, &v6cut, 1, 7);
 	for (k = 0; k < n; k++)
 		cap_put(&c, &f[k], 0);
 	/* a 65535-byte IPv4 datagram from two fragments of 32 KiB */
-	n = pg_build_fragments(f, &flow_udp4, payload, 65535 - 20 - 8,
-			       &v4cut, 1, 9);
+	n = pg_build_fragments(f, &flow_udp4, payload, 65535 - 20 - 8, &v4cut,
+			       1, 9);
 	for (k = 0; k < n; k++)
 		cap_put(&c, &f[k], 0);
 	cap_close(&c);
@@ -1109,17 +1125,21 @@ static void test_write_big_frames(void **state)
 
 	/* tcpdump -e: "src MAC > dst MAC" on every frame */
 	path_of(p, sizeof(p), "big-out.pcap");
-	snprintf(cmd, sizeof(cmd), "tcpdump -n -e -r '%s' > '%s.txt' "
-		 "2>/dev/null", p, p);
+	snprintf(cmd, sizeof(cmd),
+		 "tcpdump -n -e -r '%s' > '%s.txt' "
+		 "2>/dev/null",
+		 p, p);
 	assert_int_equal(system(cmd), 0);
 	strcat(p, ".txt");
 	text = slurp(p, NULL);
 	for (n = 0, s = text; (s = strstr(s, "02:00:00:00:00:01 > "
-					     "02:00:00:00:00:02")); s++)
+					     "02:00:00:00:00:02"));
+	     s++)
 		n++;
 	if (n != 7)
 		fail_msg("tcpdump read %u frames with their addresses of 7:"
-			 "\n%s", n, text);
+			 "\n%s",
+			 n, text);
 	free(text);
 }
 
@@ -1151,8 +1171,8 @@ static unsigned int put_fragmented(struct capture *c, const struct pg_flow *f,
 
 static void test_fragments(void **state)
 {
-	static const unsigned int cut1[] = { 1480 }, cut3[] = { 512, 1024,
-								1448 };
+	static const unsigned int cut1[] = { 1480 },
+				  cut3[] = { 512, 1024, 1448 };
 	struct pg_flow u4 = flow_udp4, t6 = flow_tcp6;
 	struct expect e = { 0 };
 	struct capture c;
@@ -1167,8 +1187,7 @@ static void test_fragments(void **state)
 	/* IPv4/UDP: "crossing" at payload 1468..1476 spans the cut at IP
 	 * payload 1480 (UDP payload 1472) */
 	total = 20 + 8 + 3000;
-	fr = put_fragmented(&c, &u4, "crossing", 1468, 3000, cut1, 1, 7,
-			    false);
+	fr = put_fragmented(&c, &u4, "crossing", 1468, 3000, cut1, 1, 7, false);
 	snprintf(hits, sizeof(hits), "match offset=1468");
 	expect_line(&e, &u4, fr, total, hits, 2);
 	/* the same out of order */
@@ -1176,7 +1195,7 @@ static void test_fragments(void **state)
 	expect_line(&e, &u4, fr, total, hits, 2);
 	/* IPv6/TCP in four fragments, out of order, string across the
 	 * second cut; a whole packet between the fragments */
-	total = 40 + 8 + 20 + 2000;	/* the fragment header stays */
+	total = 40 + 8 + 20 + 2000; /* the fragment header stays */
 	fr = put_fragmented(&c, &t6, "crossing", 1000, 2000, cut3, 3, 0x1234,
 			    true);
 	snprintf(hits, sizeof(hits), "match offset=1000");
@@ -1217,7 +1236,7 @@ static void test_fragments(void **state)
 static void test_kernel_selftest_layout(void **state)
 {
 	static const struct {
-		unsigned int at;	/* network offset of the pattern */
+		unsigned int at; /* network offset of the pattern */
 		/* matched: bm[1000,1500] bm[1400,1600] kmp[1000,1500]
 		 * kmp[1400,1600], as the kernel counts them */
 		bool kernel[4];
@@ -1236,8 +1255,8 @@ static void test_kernel_selftest_layout(void **state)
 	static const char *const names[4] = { "bm1000", "bm1400", "kmp1000",
 					      "kmp1400" };
 	static const unsigned int cut[] = { 1480 };
-	struct pg_flow f = { 4, "10.1.2.1", "10.1.2.2", IPPROTO_UDP, 40000,
-			     27374, 0, 0 };
+	struct pg_flow f = { 4,	    "10.1.2.1", "10.1.2.2", IPPROTO_UDP,
+			     40000, 27374,	0,	    0 };
 	struct pg_frame *fr = frames_new(2);
 	unsigned int frame[sizeof(cases) / sizeof(*cases)];
 	struct capture c;
@@ -1256,9 +1275,10 @@ static void test_kernel_selftest_layout(void **state)
 		memset(payload, ' ', len);
 		memcpy(payload + len - 11, "foo bar baz", 11);
 		if (28 + len > 1500) {
-			assert_int_equal(pg_build_fragments(fr, &f, payload, len,
-							    cut, 1,
-							    (uint32_t)i + 1), 2);
+			assert_int_equal(pg_build_fragments(fr, &f, payload,
+							    len, cut, 1,
+							    (uint32_t)i + 1),
+					 2);
 			cap_put(&c, &fr[0], 0);
 			frame[i] = cap_put(&c, &fr[1], 0);
 		} else {
@@ -1268,27 +1288,33 @@ static void test_kernel_selftest_layout(void **state)
 		free(payload);
 	}
 	cap_close(&c);
-	run_tspkt(&r, "-r", "selftest.pcap",
-		  "-e", "class bm1000 algo bm string 'foo bar baz' from 1000 "
+	run_tspkt(&r, "-r", "selftest.pcap", "-e",
+		  "class bm1000 algo bm string 'foo bar baz' from 1000 "
 		  "to 1500",
-		  "-e", "class bm1400 algo bm string 'foo bar baz' from 1400 "
+		  "-e",
+		  "class bm1400 algo bm string 'foo bar baz' from 1400 "
 		  "to 1600",
-		  "-e", "class kmp1000 algo kmp string 'foo bar baz' from 1000 "
+		  "-e",
+		  "class kmp1000 algo kmp string 'foo bar baz' from 1000 "
 		  "to 1500",
-		  "-e", "class kmp1400 algo kmp string 'foo bar baz' from 1400 "
-		  "to 1600", NULL);
+		  "-e",
+		  "class kmp1400 algo kmp string 'foo bar baz' from 1400 "
+		  "to 1600",
+		  NULL);
 	no_report(&r);
 	assert_int_equal(exit_code(&r), 0);
 	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char key[32], *line = NULL, *p;
 
 		snprintf(key, sizeof(key), " frame=%u", frame[i]);
-		for (p = r.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		for (p = r.out; p && *p;
+		     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 			char *eol = strchr(p, '\n');
 			char *hit = strstr(p, key);
 
 			if (hit && (!eol || hit < eol) &&
-			    (hit[strlen(key)] == '\n' || hit[strlen(key)] == ' ')) {
+			    (hit[strlen(key)] == '\n' ||
+			     hit[strlen(key)] == ' ')) {
 				line = p;
 				break;
 			}
@@ -1318,11 +1344,14 @@ static void test_kernel_selftest_layout(void **state)
 				continue;
 			}
 			if (found != cases[i].kernel[k])
-				fail_msg("pattern at %u: rule %s %s, the kernel "
-					 "%s; output:\n%s", cases[i].at,
-					 names[k], found ? "matched" :
-					 "did not match", cases[i].kernel[k] ?
-					 "matches" : "does not", r.out);
+				fail_msg(
+					"pattern at %u: rule %s %s, the kernel "
+					"%s; output:\n%s",
+					cases[i].at, names[k],
+					found ? "matched" : "did not match",
+					cases[i].kernel[k] ? "matches" :
+							     "does not",
+					r.out);
 		}
 	}
 	assert_int_equal(notes, 1);
@@ -1394,8 +1423,8 @@ static void test_malformed(void **state)
 	assert_int_equal(counter(&r, "frames", "malformed"), 4);
 	assert_non_null(strstr(r.err, "snap64.pcap: frame 4: truncated"));
 	child_result_free(&r);
-	memcpy(bytes + 16, "\x00\x00\x04\x00", 4);	/* back to 262144 */
-	memcpy(bytes + 24 + 8, "\xff\xff\xff\x7f", 4);	/* caplen 2 GiB */
+	memcpy(bytes + 16, "\x00\x00\x04\x00", 4);     /* back to 262144 */
+	memcpy(bytes + 24 + 8, "\xff\xff\xff\x7f", 4); /* caplen 2 GiB */
 	write_bytes("hugecap.pcap", bytes, len);
 	run_tspkt(&r, "-r", "hugecap.pcap", "needle", NULL);
 	expect_status(&r, 2);
@@ -1407,18 +1436,18 @@ static void test_malformed(void **state)
 	 * are malformed, counted, never searched past their end */
 	cap_open(&c, "short.pcap", 0);
 	pg_build(f, &flow_tcp4, "needle needle needle", 20);
-	cap_put(&c, f, 40);		/* cut inside the TCP header */
-	cap_put(&c, f, 10);		/* inside the Ethernet header */
+	cap_put(&c, f, 40); /* cut inside the TCP header */
+	cap_put(&c, f, 10); /* inside the Ethernet header */
 	cap_put(&c, f, 0);
 	/* bad IP header lengths: IHL 4, IHL past the packet, total length
 	 * shorter than the header, total length past the capture */
 	f->bytes[14] = 0x44;
 	cap_put(&c, f, 0);
 	pg_build(f, &flow_tcp4, "needle needle needle", 20);
-	f->bytes[14] = 0x4f;	/* 60 bytes: the whole datagram, so valid */
+	f->bytes[14] = 0x4f; /* 60 bytes: the whole datagram, so valid */
 	cap_put(&c, f, 0);
 	pg_build(f, &flow_tcp4, "nee", 3);
-	f->bytes[14] = 0x4f;	/* 60 bytes in a 43-byte datagram */
+	f->bytes[14] = 0x4f; /* 60 bytes in a 43-byte datagram */
 	cap_put(&c, f, 0);
 	pg_build(f, &flow_tcp4, "needle needle needle", 20);
 	f->bytes[16] = 0;
@@ -1513,8 +1542,8 @@ static void test_backlog(void **state)
 	argv[a++] = "load.pcap";
 	for (k = 0; k < 20; k++) {
 		argv[a++] = "-e";
-		argv[a++] = k % 2 ? "algo kmp string needle layer payload"
-				  : "algo bm string zzzzzzzzzzzzzz icase";
+		argv[a++] = k % 2 ? "algo kmp string needle layer payload" :
+				    "algo bm string zzzzzzzzzzzzzz icase";
 	}
 	argv[a] = NULL;
 	run_argv(argv, &r);
@@ -1525,7 +1554,8 @@ static void test_backlog(void **state)
 	drop = counter(&r, "backlog", "dropped");
 	q = counter(&r, "backlog", "queued");
 	printf("# --backlog 1 --drop-on-overrun: received %llu, classified "
-	       "%llu, dropped %llu\n", rec, cls, drop);
+	       "%llu, dropped %llu\n",
+	       rec, cls, drop);
 	assert_int_equal(rec, n);
 	assert_int_equal(rec, cls + drop);
 	assert_int_equal(q, cls);
@@ -1637,23 +1667,28 @@ static void test_frame_numbers(void **state)
 	assert_true(ts[0] && !ts[1] && ts[2]);
 
 	path_of(p, sizeof(p), "arp.pcap");
-	snprintf(cmd, sizeof(cmd), "tcpdump -# -n -r '%s' > '%s.tcpdump' "
-		 "2>/dev/null", p, p);
+	snprintf(cmd, sizeof(cmd),
+		 "tcpdump -# -n -r '%s' > '%s.tcpdump' "
+		 "2>/dev/null",
+		 p, p);
 	assert_int_equal(system(cmd), 0);
 	strcat(p, ".tcpdump");
 	text = slurp(p, NULL);
 	if (!strstr(text, "    1  ") || !strstr(text, "    2  ") ||
 	    !strstr(strstr(text, "    2  "), "ARP") ||
 	    !strstr(text, "    3  ") || !strstr(strstr(text, "    3  "), "IP "))
-		fail_msg("tcpdump -# numbers these frames otherwise:\n%s", text);
+		fail_msg("tcpdump -# numbers these frames otherwise:\n%s",
+			 text);
 	free(text);
 
 	if (!have_ngrep())
 		fail_msg("ngrep not installed (scripts/install-deps.sh "
 			 "installs it)");
 	path_of(p, sizeof(p), "arp.pcap");
-	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t needle > '%s.ngrep' "
-		 "2>/dev/null", p, p);
+	snprintf(cmd, sizeof(cmd),
+		 "ngrep -I '%s' -q -t needle > '%s.ngrep' "
+		 "2>/dev/null",
+		 p, p);
 	assert_int_equal(system(cmd), 0);
 	strcat(p, ".ngrep");
 	text = slurp(p, NULL);
@@ -1668,8 +1703,8 @@ static void test_frame_numbers(void **state)
  * capture: the same frames, apart from frames @skip_from..@nframes (the
  * fragmented datagrams, compared by the caller).  Returns how many.
  */
-static size_t same_as_ngrep(const char *nopt, const char *topt,
-			    const char *pat, size_t nframes, size_t skip_from)
+static size_t same_as_ngrep(const char *nopt, const char *topt, const char *pat,
+			    size_t nframes, size_t skip_from)
 {
 	char cmd[8800], p[4200], outp[4200];
 	bool *ng = calloc(nframes, 1), *ts = calloc(nframes, 1);
@@ -1681,8 +1716,10 @@ static size_t same_as_ngrep(const char *nopt, const char *topt,
 	assert_non_null(ts);
 	path_of(p, sizeof(p), "ngrep.pcap");
 	path_of(outp, sizeof(outp), "ngrep.out");
-	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t %s '%s' > '%s' "
-		 "2>/dev/null", p, nopt, pat, outp);
+	snprintf(cmd, sizeof(cmd),
+		 "ngrep -I '%s' -q -t %s '%s' > '%s' "
+		 "2>/dev/null",
+		 p, nopt, pat, outp);
 	assert_int_equal(system(cmd), 0);
 	out = slurp(outp, NULL);
 	ngrep_frames(out, ng, nframes);
@@ -1698,7 +1735,8 @@ static size_t same_as_ngrep(const char *nopt, const char *topt,
 	for (k = 0; k + 1 < skip_from; k++) {
 		if (ng[k] != ts[k])
 			fail_msg("ngrep %s '%s' / tspkt %s: frame %zu: ngrep "
-				 "%s, tspkt %s", nopt, pat, topt, k + 1,
+				 "%s, tspkt %s",
+				 nopt, pat, topt, k + 1,
 				 ng[k] ? "matches" : "does not match",
 				 ts[k] ? "matches" : "does not");
 		count += ng[k];
@@ -1710,7 +1748,7 @@ static size_t same_as_ngrep(const char *nopt, const char *topt,
 
 static void test_ngrep(void **state)
 {
-	static const char *const words[] = { "alpha", "bravo", "needle",
+	static const char *const words[] = { "alpha",	"bravo",  "needle",
 					     "charlie", "Needle", "delta" };
 	static const unsigned int cut[] = { 1480 };
 	static const unsigned int cut6[] = { 1448 };
@@ -1738,7 +1776,8 @@ static void test_ngrep(void **state)
 		size_t len = 0;
 
 		while (len < 120) {
-			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			seed = seed * 6364136223846793005ULL +
+			       1442695040888963407ULL;
 			len += (size_t)snprintf(payload + len,
 						sizeof(payload) - len, "%s ",
 						words[(seed >> 33) % 6]);
@@ -1783,8 +1822,8 @@ static void test_ngrep(void **state)
 		char big[3000];
 
 		for (i = 0; i < 4; i++) {
-			struct pg_flow u = fd[i].family == 4 ? flow_udp4
-							      : flow_udp6;
+			struct pg_flow u = fd[i].family == 4 ? flow_udp4 :
+							       flow_udp6;
 
 			memset(big, 'x', sizeof(big));
 			memcpy(big + fd[i].at, "needle", 6);
@@ -1800,8 +1839,10 @@ static void test_ngrep(void **state)
 	nframes = n;
 
 	path_of(p, sizeof(p), "ngrep.pcap");
-	snprintf(cmd, sizeof(cmd), "ngrep -I '%s' -q -t needle > '%s/ngrep.out' "
-		 "2>/dev/null", p, dir);
+	snprintf(cmd, sizeof(cmd),
+		 "ngrep -I '%s' -q -t needle > '%s/ngrep.out' "
+		 "2>/dev/null",
+		 p, dir);
 	assert_int_equal(system(cmd), 0);
 	path_of(p, sizeof(p), "ngrep.out");
 	{
@@ -1824,9 +1865,12 @@ static void test_ngrep(void **state)
 
 		if (ts[a] || !ts[b] || ngrep_any == group[i].cross)
 			fail_msg("datagram in frames %u-%u (%s): ngrep %d/%d, "
-				 "tspkt %d/%d", a + 1, b + 1, group[i].cross ?
-				 "needle across the split" : "needle in one "
-				 "fragment", ng[a], ng[b], ts[a], ts[b]);
+				 "tspkt %d/%d",
+				 a + 1, b + 1,
+				 group[i].cross ? "needle across the split" :
+						  "needle in one "
+						  "fragment",
+				 ng[a], ng[b], ts[a], ts[b]);
 		ng[a] = ng[b] = ts[a] = ts[b] = false;
 	}
 	for (k = 0; k < nframes; k++)
@@ -1841,7 +1885,8 @@ static void test_ngrep(void **state)
 			count += ng[k];
 		printf("# ngrep and tspkt agree on %zu frames with \"needle\" "
 		       "out of %zu, and on 2 fragmented datagrams; tspkt also "
-		       "finds the 2 across IP fragments\n", count, nframes);
+		       "finds the 2 across IP fragments\n",
+		       count, nframes);
 		assert_true(count > 50);
 	}
 	/* inverted and case-folded, and another word (the fragmented
@@ -1855,7 +1900,8 @@ static void test_ngrep(void **state)
 					  group[0].first);
 
 		printf("# also: -v needle %zu frames, -i NEEDLE %zu, "
-		       "'bravo delta' %zu\n", nv, ni, nb);
+		       "'bravo delta' %zu\n",
+		       nv, ni, nb);
 		assert_true(nv > 5 && ni > 50 && nb > 5);
 	}
 	free(ng);
@@ -1916,7 +1962,8 @@ static void test_live(void **state)
 		if (w == pid) {
 			err = slurp(errp, &n);
 			printf("# live capture: tspkt -i lo could not capture "
-			       "here: %.200s", err);
+			       "here: %.200s",
+			       err);
 			free(err);
 			skip();
 		}
@@ -1935,7 +1982,8 @@ static void test_live(void **state)
 	to.sin_port = htons((uint16_t)port);
 	to.sin_addr.s_addr = htonl(0x7f000001);
 	for (i = 0; i < 5; i++) {
-		snprintf(msg, sizeof(msg), "%s %s", i % 2 ? "other" : "xx", word);
+		snprintf(msg, sizeof(msg), "%s %s", i % 2 ? "other" : "xx",
+			 word);
 		assert_true(sendto(fd, msg, strlen(msg), 0,
 				   (struct sockaddr *)&to, sizeof(to)) > 0);
 	}
@@ -1976,7 +2024,8 @@ static void test_live(void **state)
 		assert_int_equal(sscanf(r.out, "%d-%d-%dT%d:%d:%d.%ldZ",
 					&tm.tm_year, &tm.tm_mon, &tm.tm_mday,
 					&tm.tm_hour, &tm.tm_min, &tm.tm_sec,
-					&us), 7);
+					&us),
+				 7);
 		tm.tm_year -= 1900;
 		tm.tm_mon -= 1;
 		assert_true(labs((long)(timegm(&tm) - time(NULL))) < 120);

@@ -27,14 +27,18 @@
 #define ETH_HLEN 14u
 #define TS_NS 1234567890123456789LL
 
-static const struct pg_flow tcp4 = { 4, "192.0.2.1", "198.51.100.2",
-				     IPPROTO_TCP, 40000, 80, 1, 0 };
-static const struct pg_flow udp4 = { 4, "192.0.2.1", "198.51.100.2",
-				     IPPROTO_UDP, 5353, 53, 0, 0 };
-static const struct pg_flow tcp6 = { 6, "2001:db8::1", "2001:db8::2",
-				     IPPROTO_TCP, 40000, 443, 7, 0 };
-static const struct pg_flow udp6 = { 6, "2001:db8::1", "2001:db8::2",
-				     IPPROTO_UDP, 1111, 2222, 0, 0 };
+static const struct pg_flow tcp4 = {
+	4, "192.0.2.1", "198.51.100.2", IPPROTO_TCP, 40000, 80, 1, 0
+};
+static const struct pg_flow udp4 = {
+	4, "192.0.2.1", "198.51.100.2", IPPROTO_UDP, 5353, 53, 0, 0
+};
+static const struct pg_flow tcp6 = {
+	6, "2001:db8::1", "2001:db8::2", IPPROTO_TCP, 40000, 443, 7, 0
+};
+static const struct pg_flow udp6 = {
+	6, "2001:db8::1", "2001:db8::2", IPPROTO_UDP, 1111, 2222, 0, 0
+};
 
 static const char payload[] = "GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n";
 #define PAYLOAD_LEN ((unsigned int)sizeof(payload) - 1)
@@ -144,10 +148,12 @@ static void expect_bad(int linktype, const struct raw *r, const char *reason)
 	struct pkt_meta meta;
 	struct ip_frag_info frag;
 	const char *why = NULL;
-	struct sk_buff *skb = decode(linktype, r->b, r->len, &meta, &frag, &why);
+	struct sk_buff *skb =
+		decode(linktype, r->b, r->len, &meta, &frag, &why);
 
 	if (skb)
-		fail_msg("decoded a frame that should fail with \"%s\"", reason);
+		fail_msg("decoded a frame that should fail with \"%s\"",
+			 reason);
 	assert_non_null(why);
 	if (!strstr(why, reason))
 		fail_msg("reason \"%s\", expected \"%s\"", why, reason);
@@ -182,7 +188,8 @@ static void test_ethernet(void **state)
 	struct ip_frag_info frag;
 	struct sk_buff *skb;
 	struct raw r;
-	static const uint8_t src4[4] = { 192, 0, 2, 1 }, dst4[4] = { 198, 51, 100, 2 };
+	static const uint8_t src4[4] = { 192, 0, 2, 1 },
+			     dst4[4] = { 198, 51, 100, 2 };
 
 	(void)state;
 	from_pg(&r, &tcp4, PAYLOAD_LEN);
@@ -345,12 +352,12 @@ static void test_loopback_link_types(void **state)
 static void test_linux_cooked(void **state)
 {
 	/* packet type, ARPHRD_ETHER, address length 6, address, protocol */
-	static const uint8_t sll_v4[16] = { 0, 0, 0, 1, 0, 6, 2, 0, 0, 0,
-					    0, 1, 0, 0, 0x08, 0x00 };
+	static const uint8_t sll_v4[16] = { 0, 0, 0, 1, 0, 6, 2,    0,
+					    0, 0, 0, 1, 0, 0, 0x08, 0x00 };
 	/* protocol, reserved, ifindex, ARPHRD_ETHER, type, addr len, addr */
-	static const uint8_t sll2_v6[20] = { 0x86, 0xdd, 0, 0, 0, 0, 0, 3,
-					     0, 1, 0, 6, 2, 0, 0, 0,
-					     0, 1, 0, 0 };
+	static const uint8_t sll2_v6[20] = {
+		0x86, 0xdd, 0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0
+	};
 	struct pkt_meta meta;
 	struct ip_frag_info frag;
 	const char *why;
@@ -567,8 +574,10 @@ static void test_fragments(void **state)
 			assert_int_equal(frag.offset, i ? cuts[i - 1] : 0);
 			assert_int_equal(frag.more_fragments, i < 2);
 			assert_int_equal(frag.payload_len,
-					 i == 0 ? 24 : i == 1 ? 16 :
-					 (fam ? 20u : 8u) + PAYLOAD_LEN - 40);
+					 i == 0 ? 24 :
+					 i == 1 ? 16 :
+						  (fam ? 20u : 8u) +
+							  PAYLOAD_LEN - 40);
 			assert_int_equal(meta.l4proto, flows[fam]->proto);
 			/* the payload is the buffer's tail */
 			assert_int_equal(skb->len,
@@ -716,8 +725,8 @@ static void test_capture_round_trip(void **state)
 	while (pcap_next_ex(p, &h, &data) == 1) {
 		skb = pkt_decode_frame(pcap_datalink(p), data, h->caplen,
 				       (int64_t)h->ts.tv_sec * 1000000000 +
-				       h->ts.tv_usec * 1000, &meta, &frag,
-				       &why);
+					       h->ts.tv_usec * 1000,
+				       &meta, &frag, &why);
 		if (n == 1) {
 			assert_int_equal(h->caplen, 50);
 			assert_int_equal(h->len, ETH_HLEN + 40 + PAYLOAD_LEN);

@@ -29,10 +29,10 @@
 #define SEC 1000000000LL
 #define MAX_FRAGS_TEST 80u
 
-static const struct pg_flow udp4 = { 4, "10.1.2.3", "10.4.5.6", IPPROTO_UDP,
-				     1000, 2000, 0, 0 };
-static const struct pg_flow tcp6 = { 6, "fd00::a", "fd00::b", IPPROTO_TCP,
-				     3000, 4000, 99, 0 };
+static const struct pg_flow udp4 = { 4,	   "10.1.2.3", "10.4.5.6", IPPROTO_UDP,
+				     1000, 2000,       0,	   0 };
+static const struct pg_flow tcp6 = { 6,	   "fd00::a", "fd00::b", IPPROTO_TCP,
+				     3000, 4000,      99,	 0 };
 
 static const char needle[] = "CROSS-THE-BOUNDARY";
 #define NEEDLE_LEN ((unsigned int)sizeof(needle) - 1)
@@ -59,8 +59,8 @@ static struct sk_buff *decode_frame(const struct pg_frame *f, int64_t ts,
 				    struct ip_frag_info *frag)
 {
 	const char *why = NULL;
-	struct sk_buff *skb = pkt_decode_frame(DLT_EN10MB, f->bytes, f->len,
-					       ts, meta, frag, &why);
+	struct sk_buff *skb = pkt_decode_frame(DLT_EN10MB, f->bytes, f->len, ts,
+					       meta, frag, &why);
 
 	if (!skb)
 		fail_msg("decode: %s", why ? why : "not IP");
@@ -83,7 +83,7 @@ struct datagram {
 	const struct pg_flow *flow;
 	uint8_t *payload;
 	unsigned int payload_len;
-	unsigned int needle_at;		/* in payload */
+	unsigned int needle_at; /* in payload */
 	struct pg_frame whole;
 	struct pg_frame *frags;
 	unsigned int nfrags;
@@ -176,7 +176,8 @@ static void check_reassembled(struct sk_buff *skb, const struct datagram *dg)
 				 want_pos);
 		/* from the transport payload on, as a classifier searches */
 		assert_int_equal(skb_find_text(skb, meta.payload_off, skb->len,
-					       conf), dg->needle_at);
+					       conf),
+				 dg->needle_at);
 		textsearch_destroy(conf);
 	}
 }
@@ -213,7 +214,8 @@ static void deliver(struct defrag *d, const struct datagram *dg,
 	assert_int_equal(after.reassembled, before.reassembled + 1);
 	assert_int_equal(after.fragments, before.fragments + n);
 	assert_int_equal(after.overlaps + after.evicted + after.oversize +
-			 after.invalid + after.timeouts, 0);
+				 after.invalid + after.timeouts,
+			 0);
 }
 
 static bool next_permutation(unsigned int *a, unsigned int n)
@@ -249,9 +251,9 @@ static void test_every_order_small(void **state)
 			/* fragments of 40..64 bytes, the last one shorter */
 			for (i = 0; i + 1 < n; i++)
 				cuts[i] = (i + 1) * 48 + (i == 0 ? 8 : 0);
-			datagram_build(&dg, flows[f], cuts[n - 2] + 17 -
-				       l4_hlen(flows[f]), cuts, n - 1,
-				       0xbeef + n, &rng);
+			datagram_build(&dg, flows[f],
+				       cuts[n - 2] + 17 - l4_hlen(flows[f]),
+				       cuts, n - 1, 0xbeef + n, &rng);
 			for (i = 0; i < n; i++)
 				perm[i] = i;
 			do {
@@ -348,7 +350,8 @@ static void test_overlap_drops_datagram(void **state)
 		assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_HELD);
 		raw_frag(f, flows[i], 5, 48, 0, 10);
 		assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_HELD);
-		raw_frag(f, flows[i], 5, 16, 1, 32); /* [16,48) overlaps [0,24) */
+		raw_frag(f, flows[i], 5, 16, 1,
+			 32); /* [16,48) overlaps [0,24) */
 		assert_int_equal(feed(d, f, SEC, &out, NULL), DEFRAG_DROPPED);
 		assert_null(out);
 		assert_int_equal(defrag_bytes_held(d), 0);

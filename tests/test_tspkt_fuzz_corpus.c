@@ -33,16 +33,16 @@ static void replay_corpus(void **unused)
 	assert_int_equal(fuzz_replay_path(dir, &count), 0);
 	printf("# packet fuzz corpus: %u inputs from %s, %lu frames, %lu "
 	       "datagrams searched (%lu reassembled), %lu matches, no "
-	       "difference\n", count, dir, t->frames, t->datagrams,
-	       t->reassembled_searched, t->matches);
+	       "difference\n",
+	       count, dir, t->frames, t->datagrams, t->reassembled_searched,
+	       t->matches);
 	printf("# fragments=%llu reassembled=%llu timeouts=%llu overlaps=%llu "
 	       "oversize=%llu evicted=%llu invalid=%llu\n",
 	       (unsigned long long)s->fragments,
 	       (unsigned long long)s->reassembled,
-	       (unsigned long long)s->timeouts,
-	       (unsigned long long)s->overlaps,
-	       (unsigned long long)s->oversize,
-	       (unsigned long long)s->evicted, (unsigned long long)s->invalid);
+	       (unsigned long long)s->timeouts, (unsigned long long)s->overlaps,
+	       (unsigned long long)s->oversize, (unsigned long long)s->evicted,
+	       (unsigned long long)s->invalid);
 	if (!seeds)
 		return;
 	assert_true(count >= 20);

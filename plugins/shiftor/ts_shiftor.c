@@ -25,14 +25,14 @@
 
 struct shiftor {
 	unsigned int len;
-	unsigned int words;  /* 64-bit words per vector */
-	uint64_t *masks;     /* masks[c * words ...]: 0 where pattern has c */
-	u8 *pattern;         /* as the caller gave it */
+	unsigned int words; /* 64-bit words per vector */
+	uint64_t *masks;    /* masks[c * words ...]: 0 where pattern has c */
+	u8 *pattern;	    /* as the caller gave it */
 };
 
 /* The usual case, one word: patterns up to 64 bytes. */
-static unsigned int find_short(const struct shiftor *so,
-			       struct ts_config *conf, struct ts_state *state)
+static unsigned int find_short(const struct shiftor *so, struct ts_config *conf,
+			       struct ts_state *state)
 {
 	const uint64_t *masks = so->masks;
 	const uint64_t hit = (uint64_t)1 << (so->len - 1);
@@ -57,8 +57,8 @@ static unsigned int find_short(const struct shiftor *so,
 	return UINT_MAX;
 }
 
-static unsigned int find_long(const struct shiftor *so,
-			      struct ts_config *conf, struct ts_state *state)
+static unsigned int find_long(const struct shiftor *so, struct ts_config *conf,
+			      struct ts_state *state)
 {
 	const unsigned int words = so->words, top = words - 1;
 	const uint64_t hit = (uint64_t)1 << ((so->len - 1) % WORD_BITS);
@@ -82,7 +82,8 @@ static unsigned int find_long(const struct shiftor *so,
 		if (n > UINT_MAX - consumed)
 			n = UINT_MAX - consumed;
 		for (i = 0; i < n; i++) {
-			const uint64_t *m = so->masks + (size_t)block[i] * words;
+			const uint64_t *m =
+				so->masks + (size_t)block[i] * words;
 			uint64_t carry = 0;
 
 			for (w = 0; w < words; w++) {
@@ -106,8 +107,7 @@ static unsigned int find_long(const struct shiftor *so,
 	return pos;
 }
 
-static unsigned int shiftor_find(struct ts_config *conf,
-				 struct ts_state *state)
+static unsigned int shiftor_find(struct ts_config *conf, struct ts_state *state)
 {
 	const struct shiftor *so = ts_config_priv(conf);
 
@@ -145,8 +145,8 @@ static struct ts_config *shiftor_init(const void *pattern, unsigned int len,
 
 	memset(so->masks, 0xff, table);
 	for (j = 0; j < len; j++) {
-		u8 b = (flags & TS_IGNORECASE) ? textsearch_fold(pat[j])
-					       : pat[j];
+		u8 b = (flags & TS_IGNORECASE) ? textsearch_fold(pat[j]) :
+						 pat[j];
 
 		so->masks[b * words + j / WORD_BITS] &=
 			~((uint64_t)1 << (j % WORD_BITS));
@@ -156,7 +156,8 @@ static struct ts_config *shiftor_init(const void *pattern, unsigned int len,
 		for (c = 0; c < 256; c++)
 			if (textsearch_fold((u8)c) != c)
 				memcpy(so->masks + c * words,
-				       so->masks + textsearch_fold((u8)c) * words,
+				       so->masks +
+					       textsearch_fold((u8)c) * words,
 				       words * sizeof(uint64_t));
 	return conf;
 }

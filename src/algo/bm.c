@@ -24,10 +24,10 @@
 struct bm {
 	unsigned int len;
 	unsigned int bad[256]; /* 1 + last index of each (folded) byte, or 0 */
-	u8 fold[256];          /* identity unless TS_IGNORECASE */
+	u8 fold[256];	       /* identity unless TS_IGNORECASE */
 	unsigned int *good;    /* good[j]: shift after a mismatch at pat[j] */
-	u8 *folded;            /* the pattern through fold[] */
-	u8 *pattern;           /* as the caller gave it */
+	u8 *folded;	       /* the pattern through fold[] */
+	u8 *pattern;	       /* as the caller gave it */
 };
 
 /* Carry bytes kept on the stack; longer patterns allocate. */

@@ -98,10 +98,10 @@ struct fsm_tok {
 };
 
 struct fsm {
-	struct fsm_tok head;    /* valid if has_head */
+	struct fsm_tok head; /* valid if has_head */
 	bool has_head;
-	unsigned int ntok;      /* tokens after the head */
-	unsigned int len;       /* pattern bytes */
+	unsigned int ntok; /* tokens after the head */
+	unsigned int len;  /* pattern bytes */
 	struct fsm_tok *tok;
 	struct ts_fsm_token *pattern; /* as the caller gave it */
 };
@@ -124,12 +124,12 @@ struct thread {
 
 struct vm {
 	const struct fsm *f;
-	struct thread *out;     /* the list being built */
+	struct thread *out; /* the list being built */
 	unsigned int nout;
-	uint64_t gen;           /* marks below equal to gen: done for `out` */
-	uint64_t *seen_entry;   /* [ntok + 1]: closure of token i done */
-	uint64_t *seen_thread;  /* [ntok + 1]: thread at token i added */
-	unsigned int *pending;  /* [ntok]: ANY tokens whose byte comes later */
+	uint64_t gen;	       /* marks below equal to gen: done for `out` */
+	uint64_t *seen_entry;  /* [ntok + 1]: closure of token i done */
+	uint64_t *seen_thread; /* [ntok + 1]: thread at token i added */
+	unsigned int *pending; /* [ntok]: ANY tokens whose byte comes later */
 };
 
 static void add_thread(struct vm *vm, unsigned int tok, unsigned int start)
@@ -273,7 +273,8 @@ static unsigned int fsm_find(struct ts_config *conf, struct ts_state *state)
 				vm.nout = ncur;
 				enter(&vm, 0, pos);
 				ncur = vm.nout;
-				can_start = f->has_head && tok_accepts(&f->head, c);
+				can_start = f->has_head &&
+					    tok_accepts(&f->head, c);
 			}
 
 			vm.gen++;
@@ -354,7 +355,8 @@ static struct ts_config *fsm_init(const void *pattern, unsigned int len,
 	for (i = 1; i <= TS_FSM_TYPE_MAX; i++)
 		for (c = 0; c < 256; c++)
 			if (ts_fsm_class_match(i, (u8)c))
-				by_type[i].set[c >> 6] |= (uint64_t)1 << (c & 63);
+				by_type[i].set[c >> 6] |= (uint64_t)1
+							  << (c & 63);
 
 	first = f->pattern[0].recur == TS_FSM_HEAD_IGNORE;
 	f->has_head = first;

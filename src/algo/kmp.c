@@ -12,10 +12,10 @@
 
 struct kmp {
 	unsigned int len;
-	u8 fold[256];       /* identity unless TS_IGNORECASE */
+	u8 fold[256];	    /* identity unless TS_IGNORECASE */
 	unsigned int *fail; /* fail[i]: longest proper border of pat[0..i] */
-	u8 *folded;         /* the pattern through fold[] */
-	u8 *pattern;        /* as the caller gave it */
+	u8 *folded;	    /* the pattern through fold[] */
+	u8 *pattern;	    /* as the caller gave it */
 };
 
 static unsigned int kmp_find(struct ts_config *conf, struct ts_state *state)

@@ -105,11 +105,11 @@ enum rb_level { RB_SCALAR, RB_SSE2, RB_AVX2, RB_AVX512, RB_NLEVELS };
 
 /* What one call has spent on verifies, against what it has scanned. */
 struct rb_work {
-	uint64_t start;  /* stream offset where the call began */
-	uint64_t sbase;  /* stream offset of s[0] in the current scan */
-	uint64_t spent;  /* pattern bytes charged to verifies */
+	uint64_t start; /* stream offset where the call began */
+	uint64_t sbase; /* stream offset of s[0] in the current scan */
+	uint64_t spent; /* pattern bytes charged to verifies */
 	uint64_t slack;
-	size_t stop;     /* RB_GIVEUP: the start not yet verified */
+	size_t stop; /* RB_GIVEUP: the start not yet verified */
 };
 
 struct rb;
@@ -121,17 +121,17 @@ typedef size_t (*rb_scan_fn)(const struct rb *r, const u8 *s, size_t from,
 struct rb {
 	unsigned int len;
 	unsigned int i1, i2, i3; /* filter positions in the pattern */
-	unsigned int imax;   /* the largest: loads reach s[p + imax + W) */
-	u8 c1, c2, c3;       /* folded pattern bytes there */
-	u8 or1, or2, or3;    /* 0x20 where the byte is a folding letter */
+	unsigned int imax;	 /* the largest: loads reach s[p + imax + W) */
+	u8 c1, c2, c3;		 /* folded pattern bytes there */
+	u8 or1, or2, or3;	 /* 0x20 where the byte is a folding letter */
 	bool icase;
-	bool exact;          /* the filter alone decides (len <= 2) */
-	bool three;          /* the vector scans use i3 too */
+	bool exact; /* the filter alone decides (len <= 2) */
+	bool three; /* the vector scans use i3 too */
 	enum rb_level level;
 	rb_scan_fn scan;
-	u8 fold[256];        /* identity unless TS_IGNORECASE */
-	u8 *folded;          /* the pattern through fold[] */
-	u8 *pattern;         /* as the caller gave it */
+	u8 fold[256];	      /* identity unless TS_IGNORECASE */
+	u8 *folded;	      /* the pattern through fold[] */
+	u8 *pattern;	      /* as the caller gave it */
 	unsigned int *border; /* KMP: longest proper border of folded[0..i] */
 };
 
@@ -140,13 +140,11 @@ struct rb {
  * would cost more than the scan is allowed to this far: the caller then
  * stops and hands the window over to the linear search.
  */
-static inline bool rb_charge(const struct rb *r, struct rb_work *w,
-			     uint64_t at)
+static inline bool rb_charge(const struct rb *r, struct rb_work *w, uint64_t at)
 {
 	w->spent += r->len;
 	return w->spent <= w->slack + RB_WORK_PER_BYTE * (at - w->start);
 }
-
 
 /* ---- verification ------------------------------------------------------- */
 
@@ -208,8 +206,8 @@ static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
 	for (p = from; p <= last; p++) {
 		if (!r->or1) {
 			/* skip to the next occurrence of the rarest byte */
-			const u8 *hit = memchr(s + p + r->i1, r->c1,
-					       last - p + 1);
+			const u8 *hit =
+				memchr(s + p + r->i1, r->c1, last - p + 1);
 
 			if (!hit)
 				return RB_NONE;
@@ -225,8 +223,8 @@ static size_t rb_scan_scalar(const struct rb *r, const u8 *s, size_t from,
 
 /* The same for a handful of starts (a block boundary's carry): no call,
  * no setup. */
-static inline size_t rb_scan_few(const struct rb *r, const u8 *s,
-				 size_t from, size_t n, struct rb_work *work)
+static inline size_t rb_scan_few(const struct rb *r, const u8 *s, size_t from,
+				 size_t n, struct rb_work *work)
 {
 	for (size_t p = from; p + r->len <= n; p++) {
 		size_t q = rb_try_start(r, s, p, work);
@@ -274,7 +272,8 @@ RB_TARGET_SSE2 static bool rb_verify_sse2(const struct rb *r, const u8 *w)
 	if (!r->icase)
 		return memcmp(w, r->pattern, r->len) == 0;
 	for (; i + 16 <= r->len; i += 16) {
-		__m128i d = rb_fold16(_mm_loadu_si128((const __m128i *)(w + i)));
+		__m128i d =
+			rb_fold16(_mm_loadu_si128((const __m128i *)(w + i)));
 		__m128i p = _mm_loadu_si128((const __m128i *)(r->folded + i));
 
 		if (_mm_movemask_epi8(_mm_cmpeq_epi8(d, p)) != 0xFFFF)
@@ -293,36 +292,36 @@ RB_TARGET_SSE2 static bool rb_verify_sse2(const struct rb *r, const u8 *w)
  * to @work first (RB_GIVEUP when it cannot pay).  Out of line, so the scan
  * loops keep their registers for the filter.
  */
-#define RB_DEFINE_WALK(name, target, verify)                                \
-	target __attribute__((noinline)) static size_t name(                \
-		const struct rb *r, const u8 *s, unsigned long long mask,   \
-		size_t base, size_t last, struct rb_work *work)             \
-	{                                                                   \
-		while (mask) {                                              \
-			size_t q = base + (size_t)__builtin_ctzll(mask);    \
-			if (q > last)                                       \
-				return RB_NONE;                             \
-			if (r->exact)                                       \
-				return q;                                   \
-			if (!rb_charge(r, work, work->sbase + q)) {         \
-				work->stop = q;                             \
-				return RB_GIVEUP;                           \
-			}                                                   \
-			if (verify(r, s + q))                               \
-				return q;                                   \
-			mask &= mask - 1;                                   \
-		}                                                           \
-		return RB_CONTINUE;                                         \
+#define RB_DEFINE_WALK(name, target, verify)                              \
+	target __attribute__((noinline)) static size_t name(              \
+		const struct rb *r, const u8 *s, unsigned long long mask, \
+		size_t base, size_t last, struct rb_work *work)           \
+	{                                                                 \
+		while (mask) {                                            \
+			size_t q = base + (size_t)__builtin_ctzll(mask);  \
+			if (q > last)                                     \
+				return RB_NONE;                           \
+			if (r->exact)                                     \
+				return q;                                 \
+			if (!rb_charge(r, work, work->sbase + q)) {       \
+				work->stop = q;                           \
+				return RB_GIVEUP;                         \
+			}                                                 \
+			if (verify(r, s + q))                             \
+				return q;                                 \
+			mask &= mask - 1;                                 \
+		}                                                         \
+		return RB_CONTINUE;                                       \
 	}
 
 /* In a scan: settle the candidates of @mask, return if one decides. */
-#define RB_WALK_MASK(walk, mask, base, last)                                \
-	do {                                                                \
-		if (mask) {                                                 \
-			size_t q_ = walk(r, s, mask, base, last, work);     \
-			if (q_ != RB_CONTINUE)                              \
-				return q_;                                  \
-		}                                                           \
+#define RB_WALK_MASK(walk, mask, base, last)                            \
+	do {                                                            \
+		if (mask) {                                             \
+			size_t q_ = walk(r, s, mask, base, last, work); \
+			if (q_ != RB_CONTINUE)                          \
+				return q_;                              \
+		}                                                       \
 	} while (0)
 
 RB_DEFINE_WALK(rb_walk_sse2, RB_TARGET_SSE2, rb_verify_sse2)
@@ -331,11 +330,11 @@ RB_DEFINE_WALK(rb_walk_sse2, RB_TARGET_SSE2, rb_verify_sse2)
  * The filter's constants, loaded once per scan: the bytes at p + i1 and
  * p + i2 (s1 and s2 point there), ORed with or1 / or2, must equal c1 / c2.
  */
-#define RB_FILTER(vec, set1)                                                \
-	const u8 *const s1 = s + r->i1, *const s2 = s + r->i2;              \
-	const u8 *const s3 = s + r->i3;                                     \
-	const vec o1 = set1((char)r->or1), k1 = set1((char)r->c1);          \
-	const vec o2 = set1((char)r->or2), k2 = set1((char)r->c2);          \
+#define RB_FILTER(vec, set1)                                       \
+	const u8 *const s1 = s + r->i1, *const s2 = s + r->i2;     \
+	const u8 *const s3 = s + r->i3;                            \
+	const vec o1 = set1((char)r->or1), k1 = set1((char)r->c1); \
+	const vec o2 = set1((char)r->or2), k2 = set1((char)r->c2); \
 	const vec o3 = set1((char)r->or3), k3 = set1((char)r->c3)
 
 /* The three filters at window starts p..p+W-1, as a bit mask. */
@@ -372,35 +371,37 @@ rb_mask16(RB_MASK_ARGS(__m128i))
  * every start up to last.  Blocks shorter than imax + W go to the scalar
  * scan.
  */
-#define RB_VECTOR_SCAN(W, vec, set1, maskfn, walk)                          \
-	do {                                                                \
-		const size_t last = n - r->len;                             \
-		size_t p = from, vlast;                                     \
-		unsigned long long mask;                                    \
-		RB_FILTER(vec, set1);                                       \
-                                                                            \
-		if (n - r->imax < (W))                                      \
-			return rb_scan_scalar(r, s, from, n, work);         \
-		vlast = n - r->imax - (W);                                  \
-		for (; p + (W) <= vlast; p += 2 * (W)) {                    \
-			mask = maskfn(RB_MASK_PASS(p)) |                    \
-			       maskfn(RB_MASK_PASS(p + (W))) << (W);        \
-			RB_WALK_MASK(walk, mask, p, last);                  \
-		}                                                           \
-		for (; p <= vlast; p += (W)) {                              \
-			mask = maskfn(RB_MASK_PASS(p));                     \
-			RB_WALK_MASK(walk, mask, p, last);                  \
-		}                                                           \
-		if (p <= last) {                                            \
-			mask = maskfn(RB_MASK_PASS(vlast)) >> (p - vlast);  \
-			RB_WALK_MASK(walk, mask, p, last);                  \
-		}                                                           \
-		return RB_NONE;                                             \
+#define RB_VECTOR_SCAN(W, vec, set1, maskfn, walk)                         \
+	do {                                                               \
+		const size_t last = n - r->len;                            \
+		size_t p = from, vlast;                                    \
+		unsigned long long mask;                                   \
+		RB_FILTER(vec, set1);                                      \
+                                                                           \
+		if (n - r->imax < (W))                                     \
+			return rb_scan_scalar(r, s, from, n, work);        \
+		vlast = n - r->imax - (W);                                 \
+		for (; p + (W) <= vlast; p += 2 * (W)) {                   \
+			mask = maskfn(RB_MASK_PASS(p)) |                   \
+			       maskfn(RB_MASK_PASS(p + (W))) << (W);       \
+			RB_WALK_MASK(walk, mask, p, last);                 \
+		}                                                          \
+		for (; p <= vlast; p += (W)) {                             \
+			mask = maskfn(RB_MASK_PASS(p));                    \
+			RB_WALK_MASK(walk, mask, p, last);                 \
+		}                                                          \
+		if (p <= last) {                                           \
+			mask = maskfn(RB_MASK_PASS(vlast)) >> (p - vlast); \
+			RB_WALK_MASK(walk, mask, p, last);                 \
+		}                                                          \
+		return RB_NONE;                                            \
 	} while (0)
 
-RB_TARGET_SSE2 static RB_INLINE size_t
-rb_scan_sse2(const struct rb *r, const u8 *s, size_t from, size_t n,
-	     struct rb_work *work, const bool three)
+RB_TARGET_SSE2 static RB_INLINE size_t rb_scan_sse2(const struct rb *r,
+						    const u8 *s, size_t from,
+						    size_t n,
+						    struct rb_work *work,
+						    const bool three)
 {
 	RB_VECTOR_SCAN(16, __m128i, _mm_set1_epi8, rb_mask16, rb_walk_sse2);
 }
@@ -433,9 +434,10 @@ RB_TARGET_AVX2 static bool rb_verify_avx2(const struct rb *r, const u8 *w)
 	if (!r->icase)
 		return memcmp(w, r->pattern, r->len) == 0;
 	for (; i + 32 <= r->len; i += 32) {
-		__m256i d = rb_fold32(
-			_mm256_loadu_si256((const __m256i *)(w + i)));
-		__m256i p = _mm256_loadu_si256((const __m256i *)(r->folded + i));
+		__m256i d =
+			rb_fold32(_mm256_loadu_si256((const __m256i *)(w + i)));
+		__m256i p =
+			_mm256_loadu_si256((const __m256i *)(r->folded + i));
 
 		if ((unsigned int)_mm256_movemask_epi8(
 			    _mm256_cmpeq_epi8(d, p)) != 0xFFFFFFFFu)
@@ -454,9 +456,9 @@ rb_mask32(RB_MASK_ARGS(__m256i))
 {
 	__m256i a = _mm256_loadu_si256((const __m256i *)(s1 + p));
 	__m256i b = _mm256_loadu_si256((const __m256i *)(s2 + p));
-	__m256i m = _mm256_and_si256(
-		_mm256_cmpeq_epi8(_mm256_or_si256(a, o1), k1),
-		_mm256_cmpeq_epi8(_mm256_or_si256(b, o2), k2));
+	__m256i m =
+		_mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a, o1), k1),
+				 _mm256_cmpeq_epi8(_mm256_or_si256(b, o2), k2));
 
 	if (three) {
 		__m256i c = _mm256_loadu_si256((const __m256i *)(s3 + p));
@@ -467,9 +469,11 @@ rb_mask32(RB_MASK_ARGS(__m256i))
 	return (unsigned int)_mm256_movemask_epi8(m);
 }
 
-RB_TARGET_AVX2 static RB_INLINE size_t
-rb_scan_avx2(const struct rb *r, const u8 *s, size_t from, size_t n,
-	     struct rb_work *work, const bool three)
+RB_TARGET_AVX2 static RB_INLINE size_t rb_scan_avx2(const struct rb *r,
+						    const u8 *s, size_t from,
+						    size_t n,
+						    struct rb_work *work,
+						    const bool three)
 {
 	RB_VECTOR_SCAN(32, __m256i, _mm256_set1_epi8, rb_mask32, rb_walk_avx2);
 }
@@ -477,8 +481,7 @@ rb_scan_avx2(const struct rb *r, const u8 *s, size_t from, size_t n,
 /* ---- AVX-512BW ------------------------------------------------------------ */
 
 /* Bytes in [lo, hi], as a mask: unsigned compares exist here. */
-RB_TARGET_AVX512 static inline __mmask64 rb_in_range64(__m512i x, u8 lo,
-						       u8 hi)
+RB_TARGET_AVX512 static inline __mmask64 rb_in_range64(__m512i x, u8 lo, u8 hi)
 {
 	__m512i t = _mm512_sub_epi8(x, _mm512_set1_epi8((char)lo));
 
@@ -487,16 +490,16 @@ RB_TARGET_AVX512 static inline __mmask64 rb_in_range64(__m512i x, u8 lo,
 
 RB_TARGET_AVX512 static inline __m512i rb_fold64(__m512i x)
 {
-	__mmask64 up = rb_in_range64(x, 'A', 'Z') |
-		       (rb_in_range64(x, 0xC0, 0xDE) &
-			~_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8((char)0xD7)));
+	__mmask64 up =
+		rb_in_range64(x, 'A', 'Z') |
+		(rb_in_range64(x, 0xC0, 0xDE) &
+		 ~_mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8((char)0xD7)));
 
 	return _mm512_mask_add_epi8(x, up, x, _mm512_set1_epi8(0x20));
 }
 
 /* Verify with masked loads: no byte outside the window is touched. */
-RB_TARGET_AVX512 static bool rb_verify_avx512(const struct rb *r,
-					      const u8 *w)
+RB_TARGET_AVX512 static bool rb_verify_avx512(const struct rb *r, const u8 *w)
 {
 	unsigned int i;
 
@@ -504,8 +507,8 @@ RB_TARGET_AVX512 static bool rb_verify_avx512(const struct rb *r,
 		return memcmp(w, r->pattern, r->len) == 0;
 	for (i = 0; i < r->len; i += 64) {
 		unsigned int left = r->len - i;
-		__mmask64 k = left >= 64 ? ~(__mmask64)0
-					 : (((__mmask64)1 << left) - 1);
+		__mmask64 k = left >= 64 ? ~(__mmask64)0 :
+					   (((__mmask64)1 << left) - 1);
 		__m512i d = rb_fold64(_mm512_maskz_loadu_epi8(k, w + i));
 		__m512i p = _mm512_maskz_loadu_epi8(k, r->folded + i);
 
@@ -543,9 +546,11 @@ rb_mask64(RB_MASK_ARGS(__m512i))
  * most last + imax <= n - 1: inside the block, so short blocks need no
  * scalar path either.
  */
-RB_TARGET_AVX512 static RB_INLINE size_t
-rb_scan_avx512(const struct rb *r, const u8 *s, size_t from, size_t n,
-	       struct rb_work *work, const bool three)
+RB_TARGET_AVX512 static RB_INLINE size_t rb_scan_avx512(const struct rb *r,
+							const u8 *s,
+							size_t from, size_t n,
+							struct rb_work *work,
+							const bool three)
 {
 	const size_t last = n - r->len;
 	unsigned long long mask, mask2;
@@ -584,18 +589,18 @@ rb_scan_avx512(const struct rb *r, const u8 *s, size_t from, size_t n,
 	return RB_NONE;
 }
 /* Each level with two and with three filters. */
-#define RB_SCAN_VERSIONS(level, target)                                     \
-	target static size_t level##_f2(const struct rb *r, const u8 *s,   \
-					size_t from, size_t n,              \
-					struct rb_work *work)               \
-	{                                                                   \
-		return level(r, s, from, n, work, false);                   \
-	}                                                                   \
-	target static size_t level##_f3(const struct rb *r, const u8 *s,   \
-					size_t from, size_t n,              \
-					struct rb_work *work)               \
-	{                                                                   \
-		return level(r, s, from, n, work, true);                    \
+#define RB_SCAN_VERSIONS(level, target)                                  \
+	target static size_t level##_f2(const struct rb *r, const u8 *s, \
+					size_t from, size_t n,           \
+					struct rb_work *work)            \
+	{                                                                \
+		return level(r, s, from, n, work, false);                \
+	}                                                                \
+	target static size_t level##_f3(const struct rb *r, const u8 *s, \
+					size_t from, size_t n,           \
+					struct rb_work *work)            \
+	{                                                                \
+		return level(r, s, from, n, work, true);                 \
 	}
 RB_SCAN_VERSIONS(rb_scan_sse2, RB_TARGET_SSE2)
 RB_SCAN_VERSIONS(rb_scan_avx2, RB_TARGET_AVX2)
@@ -605,7 +610,8 @@ RB_SCAN_VERSIONS(rb_scan_avx512, RB_TARGET_AVX512)
 /* ---- dispatch ------------------------------------------------------------ */
 
 static pthread_once_t rb_probe_once = PTHREAD_ONCE_INIT;
-static enum rb_level rb_best = RB_SCALAR; /* written once, under rb_probe_once */
+static enum rb_level rb_best =
+	RB_SCALAR; /* written once, under rb_probe_once */
 
 static void rb_probe(void)
 {
@@ -769,8 +775,8 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 				 * cost more than checking them one by one */
 				work.sbase = cbase;
 				q = end_c - m - from_c < RB_SCALAR_CARRY ?
-					    rb_scan_few(r, carry, from_c,
-							end_c, &work) :
+					    rb_scan_few(r, carry, from_c, end_c,
+							&work) :
 					    r->scan(r, carry, from_c, end_c,
 						    &work);
 				if (q == RB_GIVEUP) {
@@ -781,9 +787,10 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 					held[0].n = clen - work.stop;
 					held[1].p = blk + take;
 					held[1].n = n - take;
-					ret = rb_find_linear(
-						conf, state, held, 2,
-						cbase + work.stop, bstart + n);
+					ret = rb_find_linear(conf, state, held,
+							     2,
+							     cbase + work.stop,
+							     bstart + n);
 					goto out;
 				}
 				if (q != RB_NONE) {
@@ -855,9 +862,9 @@ static void rb_choose(struct rb *r)
 	 * where verifies are dear, in long patterns (measured on the bench
 	 * corpus: a loss up to 8 bytes, a gain of up to 3x from 16). */
 	r->three = m >= RB_THREE_FILTERS_FROM;
-	r->i3 = r->three ? rb_choose_third(r->folded, m, r->icase, r->i1,
-					   r->i2)
-			 : r->i2;
+	r->i3 = r->three ?
+			rb_choose_third(r->folded, m, r->icase, r->i1, r->i2) :
+			r->i2;
 	r->imax = r->i1 > r->i2 ? r->i1 : r->i2;
 	if (r->i3 > r->imax)
 		r->imax = r->i3;
@@ -927,12 +934,12 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	return conf;
 }
 
-#define RB_INIT(suffix, lvl)                                                \
+#define RB_INIT(suffix, lvl)                                                 \
 	static struct ts_config *rb_init_##suffix(const void *pattern,       \
 						  unsigned int len,          \
 						  gfp_t gfp_mask, int flags) \
 	{                                                                    \
-		return rb_init_level(pattern, len, gfp_mask, flags, lvl);   \
+		return rb_init_level(pattern, len, gfp_mask, flags, lvl);    \
 	}
 RB_INIT(best, RB_AVX512)
 RB_INIT(avx512, RB_AVX512)
@@ -950,13 +957,13 @@ static unsigned int rb_get_pattern_len(struct ts_config *conf)
 	return ((struct rb *)ts_config_priv(conf))->len;
 }
 
-#define RB_OPS(var, str, suffix)                                            \
-	struct ts_ops var = {                                               \
-		.name = str,                                                \
-		.init = rb_init_##suffix,                                   \
-		.find = rb_find,                                            \
-		.get_pattern = rb_get_pattern,                              \
-		.get_pattern_len = rb_get_pattern_len,                      \
+#define RB_OPS(var, str, suffix)                       \
+	struct ts_ops var = {                          \
+		.name = str,                           \
+		.init = rb_init_##suffix,              \
+		.find = rb_find,                       \
+		.get_pattern = rb_get_pattern,         \
+		.get_pattern_len = rb_get_pattern_len, \
 	}
 RB_OPS(ts_rarebyte_ops, "rarebyte", best);
 RB_OPS(ts_rarebyte_avx512_ops, "rarebyte_avx512", avx512);

@@ -34,7 +34,8 @@ const char *textsearch_last_error(void)
 const char *textsearch_strerror(int err)
 {
 	/* negate as unsigned: -INT_MIN would overflow */
-	unsigned int code = err < 0 ? 0u - (unsigned int)err : (unsigned int)err;
+	unsigned int code = err < 0 ? 0u - (unsigned int)err :
+				      (unsigned int)err;
 
 	switch (code) {
 	case 0:

@@ -43,16 +43,17 @@ static int check_descriptor_symbol(const void *desc, const char *path)
 		return 0; /* no symbol information: nothing to check */
 	/* ST_TYPE is the same macro in both ELF classes */
 	if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
-		return ts_fail(-ELIBBAD, "plugin %s: '%s' is not a data "
-					 "object", path,
-			       TEXTSEARCH_PLUGIN_SYMBOL);
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: '%s' is not a data "
+			       "object",
+			       path, TEXTSEARCH_PLUGIN_SYMBOL);
 	/* a size of 0 means "unknown" (hand-written assembly, say) */
 	if (sym->st_size && sym->st_size < sizeof(struct ts_plugin))
-		return ts_fail(-ELIBBAD, "plugin %s: '%s' is %zu bytes, "
-					 "struct ts_plugin is %zu",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: '%s' is %zu bytes, "
+			       "struct ts_plugin is %zu",
 			       path, TEXTSEARCH_PLUGIN_SYMBOL,
-			       (size_t)sym->st_size,
-			       sizeof(struct ts_plugin));
+			       (size_t)sym->st_size, sizeof(struct ts_plugin));
 #else
 	(void)desc;
 	(void)path;
@@ -70,28 +71,33 @@ static int check_descriptor(void *handle, const char *path, const char *name,
 
 	desc = dlsym(handle, TEXTSEARCH_PLUGIN_SYMBOL);
 	if (!desc)
-		return ts_fail(-ELIBBAD, "plugin %s: no '%s' descriptor "
-					 "(not built with TEXTSEARCH_PLUGIN())",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: no '%s' descriptor "
+			       "(not built with TEXTSEARCH_PLUGIN())",
 			       path, TEXTSEARCH_PLUGIN_SYMBOL);
 	err = check_descriptor_symbol(desc, path);
 	if (err)
 		return err;
 	if (desc->abi_version != TEXTSEARCH_PLUGIN_ABI)
-		return ts_fail(-ELIBBAD, "plugin %s: built for plugin ABI %u, "
-					 "this library speaks ABI %u",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: built for plugin ABI %u, "
+			       "this library speaks ABI %u",
 			       path, desc->abi_version, TEXTSEARCH_PLUGIN_ABI);
 	if (desc->ops_size != sizeof(struct ts_ops))
-		return ts_fail(-ELIBBAD, "plugin %s: struct ts_ops is %u bytes "
-					 "in the plugin, %zu in this library",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: struct ts_ops is %u bytes "
+			       "in the plugin, %zu in this library",
 			       path, desc->ops_size, sizeof(struct ts_ops));
 	o = desc->ops;
 	if (!o || !o->name || strcmp(o->name, name) != 0)
-		return ts_fail(-ELIBBAD, "plugin %s: provides algorithm '%s', "
-					 "not '%s'",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: provides algorithm '%s', "
+			       "not '%s'",
 			       path, o && o->name ? o->name : "(none)", name);
 	if (!ts_ops_has_methods(o))
-		return ts_fail(-ELIBBAD, "plugin %s: '%s' lacks init, find, "
-					 "get_pattern or get_pattern_len",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: '%s' lacks init, find, "
+			       "get_pattern or get_pattern_len",
 			       path, name);
 	*ops = o;
 	return 0;
@@ -108,14 +114,16 @@ static int check_trusted(const struct stat *st, const char *plugin,
 	uid_t me = geteuid();
 
 	if (st->st_uid != 0 && st->st_uid != me)
-		return ts_fail(-ELIBBAD, "plugin %s: refused: %s %s is owned "
-					 "by uid %u, neither root nor the "
-					 "user running the program (uid %u)",
-			       plugin, what, where,
-			       (unsigned int)st->st_uid, (unsigned int)me);
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: refused: %s %s is owned "
+			       "by uid %u, neither root nor the "
+			       "user running the program (uid %u)",
+			       plugin, what, where, (unsigned int)st->st_uid,
+			       (unsigned int)me);
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return ts_fail(-ELIBBAD, "plugin %s: refused: %s %s is %s-"
-					 "writable",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: refused: %s %s is %s-"
+			       "writable",
 			       plugin, what, where,
 			       (st->st_mode & S_IWOTH) ? "world" : "group");
 	return 0;
@@ -130,8 +138,9 @@ static int check_dir(const char *plugin, const char *dir, size_t dirlen)
 		dirlen = 1;
 	snprintf(buf, sizeof(buf), "%.*s", (int)dirlen, dir);
 	if (stat(buf, &st) != 0)
-		return ts_fail(-ELIBBAD, "plugin %s: refused: cannot check "
-					 "directory %s: %m",
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: refused: cannot check "
+			       "directory %s: %m",
 			       plugin, buf);
 	return check_trusted(&st, plugin, "directory", buf);
 }
@@ -156,8 +165,10 @@ static int check_place(const char *path, const char *dir, size_t dirlen)
 		return ts_fail(-ELIBBAD, "plugin %s: cannot load: %m", path);
 	slash = strrchr(real, '/');
 	if (!slash)
-		return ts_fail(-ELIBBAD, "plugin %s: refused: resolves to a "
-					 "relative path", path);
+		return ts_fail(-ELIBBAD,
+			       "plugin %s: refused: resolves to a "
+			       "relative path",
+			       path);
 	if ((size_t)(slash - real) != dirlen || strncmp(real, dir, dirlen)) {
 		err = check_dir(path, real, (size_t)(slash - real));
 		if (err)
@@ -170,8 +181,10 @@ static int check_place(const char *path, const char *dir, size_t dirlen)
 	if (fstat(fd, &st) != 0)
 		err = ts_fail(-ELIBBAD, "plugin %s: cannot load: %m", path);
 	else if (!S_ISREG(st.st_mode))
-		err = ts_fail(-ELIBBAD, "plugin %s: refused: not a regular "
-					"file", path);
+		err = ts_fail(-ELIBBAD,
+			      "plugin %s: refused: not a regular "
+			      "file",
+			      path);
 	else
 		err = check_trusted(&st, path, "file", real);
 	close(fd);
@@ -253,20 +266,23 @@ int ts_plugin_load(const char *name, struct ts_plugin_loaded *out)
 		path = path[len] ? path + len + 1 : NULL;
 	}
 	if (err == -ENOENT)
-		err = try_entry(TS_PLUGIN_DIR, strlen(TS_PLUGIN_DIR), name,
-				out, &skipped);
+		err = try_entry(TS_PLUGIN_DIR, strlen(TS_PLUGIN_DIR), name, out,
+				&skipped);
 	if (err != -ENOENT)
 		return err;
 	if (!skipped.count)
-		return ts_fail(-ENOENT, "no algorithm '%s' and no plugin "
-					"ts_%s.so in TEXTSEARCH_PLUGIN_PATH or "
-					"%s", name, name, TS_PLUGIN_DIR);
+		return ts_fail(-ENOENT,
+			       "no algorithm '%s' and no plugin "
+			       "ts_%s.so in TEXTSEARCH_PLUGIN_PATH or "
+			       "%s",
+			       name, name, TS_PLUGIN_DIR);
 	if (skipped.count > 1)
 		snprintf(more, sizeof(more), " (and %u more)",
 			 skipped.count - 1);
-	return ts_fail(-ENOENT, "no algorithm '%s' and no plugin ts_%s.so in "
-				"TEXTSEARCH_PLUGIN_PATH or %s; ignored %s "
-				"entry '%.*s'%s: not an absolute path",
+	return ts_fail(-ENOENT,
+		       "no algorithm '%s' and no plugin ts_%s.so in "
+		       "TEXTSEARCH_PLUGIN_PATH or %s; ignored %s "
+		       "entry '%.*s'%s: not an absolute path",
 		       name, name, TS_PLUGIN_DIR,
 		       skipped.len ? "relative" : "empty", (int)skipped.len,
 		       skipped.first, more);

@@ -85,7 +85,8 @@ static int register_ops(struct ts_ops *ops)
 	if (!ts_ops_has_methods(ops))
 		return ts_fail(-EINVAL,
 			       "textsearch_register: '%s' lacks init, find, "
-			       "get_pattern or get_pattern_len", ops->name);
+			       "get_pattern or get_pattern_len",
+			       ops->name);
 
 	pthread_mutex_lock(&registry_lock);
 	if (find_locked(ops->name) || strcmp(ops->name, TS_AUTO_NAME) == 0) {
@@ -162,12 +163,15 @@ int textsearch_unregister(struct ts_ops *ops)
 	}
 	pthread_mutex_unlock(&registry_lock);
 	if (err == -ENOENT)
-		return ts_fail(err, "textsearch_unregister: '%s' is not "
-				    "registered", ops->name ? ops->name : "?");
+		return ts_fail(err,
+			       "textsearch_unregister: '%s' is not "
+			       "registered",
+			       ops->name ? ops->name : "?");
 	if (err == -EBUSY)
-		return ts_fail(err, "textsearch_unregister: '%s' is used by "
-				    "%lu live config(s)", ops->name,
-			       ops->ts_users);
+		return ts_fail(err,
+			       "textsearch_unregister: '%s' is used by "
+			       "%lu live config(s)",
+			       ops->name, ops->ts_users);
 	ts_clear_error();
 	return 0;
 }
@@ -240,12 +244,14 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
 						      "empty pattern"));
 	if (!algo || !pattern)
-		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
-						      "%s is NULL",
+		return prepare_error(ts_fail(-EINVAL,
+					     "textsearch_prepare: "
+					     "%s is NULL",
 					     algo ? "pattern" : "algorithm"));
 	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE))
-		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
-						      "unknown flags 0x%x",
+		return prepare_error(ts_fail(-EINVAL,
+					     "textsearch_prepare: "
+					     "unknown flags 0x%x",
 					     (unsigned int)flags));
 	if (gfp_mask != GFP_KERNEL && gfp_mask != GFP_ATOMIC)
 		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
@@ -253,10 +259,12 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 						      "GFP_KERNEL or "
 						      "GFP_ATOMIC"));
 	if (!ts_name_is_valid(algo))
-		return prepare_error(ts_fail(
-			-EINVAL, "textsearch_prepare: invalid algorithm name "
-				 "(letters, digits and '_', 1 to %d "
-				 "characters)", TS_NAME_MAX));
+		return prepare_error(
+			ts_fail(-EINVAL,
+				"textsearch_prepare: invalid algorithm name "
+				"(letters, digits and '_', 1 to %d "
+				"characters)",
+				TS_NAME_MAX));
 
 	if (strcmp(algo, TS_AUTO_NAME) == 0)
 		algo = auto_algorithm(pattern, len, flags);
@@ -269,23 +277,27 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 	}
 	if (!ops) {
 		if (!(flags & TS_AUTOLOAD))
-			return prepare_error(ts_fail(
-				-ENOENT, "textsearch_prepare: no algorithm "
-					 "'%s' (TS_AUTOLOAD would look for a "
-					 "plugin)", algo));
-		return prepare_error(ts_fail(
-			-ENOENT, "textsearch_prepare: no algorithm '%s'%s",
-			algo, gfp_mask == GFP_ATOMIC ?
-				      " (GFP_ATOMIC never loads a plugin)" :
-				      ""));
+			return prepare_error(
+				ts_fail(-ENOENT,
+					"textsearch_prepare: no algorithm "
+					"'%s' (TS_AUTOLOAD would look for a "
+					"plugin)",
+					algo));
+		return prepare_error(
+			ts_fail(-ENOENT,
+				"textsearch_prepare: no algorithm '%s'%s", algo,
+				gfp_mask == GFP_ATOMIC ?
+					" (GFP_ATOMIC never loads a plugin)" :
+					""));
 	}
 
 	conf = ops->init(pattern, len, gfp_mask, flags);
 	if (IS_ERR_OR_NULL(conf)) {
 		put_ops(ops);
 		err = conf ? (int)PTR_ERR(conf) : -ENOMEM;
-		return prepare_error(ts_fail(err, "textsearch_prepare: %s "
-						  "rejected the pattern: %s",
+		return prepare_error(ts_fail(err,
+					     "textsearch_prepare: %s "
+					     "rejected the pattern: %s",
 					     algo, textsearch_strerror(err)));
 	}
 	conf->ops = ops;

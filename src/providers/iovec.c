@@ -19,9 +19,9 @@
 
 struct iov_cursor {
 	const struct iovec *iov;
-	size_t start;       /* stream offset of iov[idx]; <= a past consumed */
+	size_t start; /* stream offset of iov[idx]; <= a past consumed */
 	unsigned int cnt;
-	unsigned int idx;   /* == cnt once past the last buffer */
+	unsigned int idx; /* == cnt once past the last buffer */
 };
 
 _Static_assert(sizeof(struct iov_cursor) <= TS_CB_SIZE,

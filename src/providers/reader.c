@@ -42,18 +42,18 @@ struct half {
 };
 
 struct ts_reader {
-	int fd;         /* -1 for a FILE * */
+	int fd; /* -1 for a FILE * */
 	FILE *fp;
 	bool seekable;
-	off_t base;     /* file position of stream offset 0, if seekable */
-	uint64_t fpos;  /* stream offset fp is at (FILE *, seekable) */
-	size_t chunk;   /* bytes per read */
-	size_t cap;     /* bytes per half */
+	off_t base;    /* file position of stream offset 0, if seekable */
+	uint64_t fpos; /* stream offset fp is at (FILE *, seekable) */
+	size_t chunk;  /* bytes per read */
+	size_t cap;    /* bytes per half */
 	struct half cur, prev; /* prev.len == 0: no history */
 	bool eof;
 	bool failed;
-	int error;      /* first failure, negative errno */
-	u8 *mem;        /* both halves */
+	int error; /* first failure, negative errno */
+	u8 *mem;   /* both halves */
 };
 
 static struct ts_reader *reader_new(int fd, FILE *fp, size_t chunk_size)
@@ -68,8 +68,7 @@ static struct ts_reader *reader_new(int fd, FILE *fp, size_t chunk_size)
 		errno = EINVAL;
 		return NULL;
 	}
-	cap = chunk_size > READER_MIN_HISTORY ? chunk_size
-					      : READER_MIN_HISTORY;
+	cap = chunk_size > READER_MIN_HISTORY ? chunk_size : READER_MIN_HISTORY;
 	if (!ts_size_mul(cap, 2, &total)) {
 		errno = EINVAL;
 		return NULL;
@@ -179,8 +178,8 @@ static long read_at(struct ts_reader *r, u8 *buf, size_t n, uint64_t at)
 		}
 	}
 	for (;;) {
-		ssize_t got = r->seekable ? pread(r->fd, buf, n, (off_t)pos)
-					  : read(r->fd, buf, n);
+		ssize_t got = r->seekable ? pread(r->fd, buf, n, (off_t)pos) :
+					    read(r->fd, buf, n);
 
 		if (got >= 0)
 			return (long)got;

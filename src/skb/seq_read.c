@@ -42,8 +42,8 @@ static const u8 *piece_data(const struct sk_buff *skb, u32 idx)
 	return idx == 0 ? skb->data : skb->shinfo.frags[idx - 1].data;
 }
 
-static void cache_piece(struct skb_seq_state *st, struct sk_buff *skb,
-			u32 idx, u32 start, u32 skb_start)
+static void cache_piece(struct skb_seq_state *st, struct sk_buff *skb, u32 idx,
+			u32 start, u32 skb_start)
 {
 	st->cur_skb = skb;
 	st->frag_idx = idx;

@@ -62,7 +62,8 @@ static void release_frags_from(struct sk_buff *skb, unsigned int first)
 static void free_chain(struct sk_buff *todo)
 {
 	while (todo) {
-		struct sk_buff *skb = todo, *nested = skb_shinfo(skb)->frag_list;
+		struct sk_buff *skb = todo,
+			       *nested = skb_shinfo(skb)->frag_list;
 
 		todo = skb->next;
 		if (nested) {

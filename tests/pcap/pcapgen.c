@@ -208,7 +208,8 @@ static void build_ip_frame(struct pg_frame *out, const struct pg_flow *flow,
 			   int more)
 {
 	uint8_t *p = put_eth(out->bytes, flow->family);
-	unsigned int room = PG_MAX_FRAME - ETH_HLEN - IPV6_HLEN - IPV6_FRAG_HLEN;
+	unsigned int room =
+		PG_MAX_FRAME - ETH_HLEN - IPV6_HLEN - IPV6_FRAG_HLEN;
 
 	if (len > room)
 		die("frame larger than PG_MAX_FRAME");
@@ -244,8 +245,9 @@ void pg_build(struct pg_frame *out, const struct pg_flow *flow,
 	free(ip_payload);
 }
 
-unsigned int pg_build_fragments(struct pg_frame *out, const struct pg_flow *flow,
-				const void *payload, unsigned int payload_len,
+unsigned int pg_build_fragments(struct pg_frame *out,
+				const struct pg_flow *flow, const void *payload,
+				unsigned int payload_len,
 				const unsigned int *cuts, unsigned int ncuts,
 				uint32_t id)
 {
@@ -317,8 +319,8 @@ struct pg_writer *pg_open(const char *path, unsigned int snaplen)
 	return w;
 }
 
-void pg_write(struct pg_writer *w, const struct pg_frame *frame,
-	      int64_t ts_us, unsigned int caplen)
+void pg_write(struct pg_writer *w, const struct pg_frame *frame, int64_t ts_us,
+	      unsigned int caplen)
 {
 	struct pcap_pkthdr hdr;
 

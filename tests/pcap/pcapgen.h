@@ -22,12 +22,12 @@ struct pg_frame {
 
 /* What a datagram carries.  Addresses as text ("10.0.0.1", "fd00::1"). */
 struct pg_flow {
-	int family;		/* 4 or 6 */
+	int family; /* 4 or 6 */
 	const char *src, *dst;
-	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t sport, dport;
-	uint32_t tcp_seq;	/* TCP only */
-	uint8_t tcp_flags;	/* TCP only; 0 means PSH|ACK */
+	uint32_t tcp_seq;  /* TCP only */
+	uint8_t tcp_flags; /* TCP only; 0 means PSH|ACK */
 };
 
 /* One whole frame: Ethernet + IP + TCP/UDP header + @payload. */
@@ -42,8 +42,9 @@ void pg_build(struct pg_frame *out, const struct pg_flow *flow,
  * with identification @id.  Writes @ncuts + 1 frames into @out; returns
  * how many.
  */
-unsigned int pg_build_fragments(struct pg_frame *out, const struct pg_flow *flow,
-				const void *payload, unsigned int payload_len,
+unsigned int pg_build_fragments(struct pg_frame *out,
+				const struct pg_flow *flow, const void *payload,
+				unsigned int payload_len,
 				const unsigned int *cuts, unsigned int ncuts,
 				uint32_t id);
 
@@ -64,8 +65,8 @@ struct pg_writer *pg_open(const char *path, unsigned int snaplen);
 
 /* Append a frame captured at @ts_us (microseconds since the epoch); @caplen
  * bytes of it are stored (0: the whole frame; less: a truncated capture). */
-void pg_write(struct pg_writer *w, const struct pg_frame *frame,
-	      int64_t ts_us, unsigned int caplen);
+void pg_write(struct pg_writer *w, const struct pg_frame *frame, int64_t ts_us,
+	      unsigned int caplen);
 
 void pg_close(struct pg_writer *w);
 

@@ -19,9 +19,8 @@ struct tp_priv {
 	u8 pattern[];
 };
 
-static inline struct ts_config *tp_init(const void *pattern,
-					unsigned int len, gfp_t gfp_mask,
-					int flags)
+static inline struct ts_config *tp_init(const void *pattern, unsigned int len,
+					gfp_t gfp_mask, int flags)
 {
 	struct ts_config *conf;
 	struct tp_priv *p;
@@ -89,13 +88,13 @@ static inline unsigned int tp_get_pattern_len(struct ts_config *conf)
 }
 
 /* A complete ts_ops named @algo. */
-#define TP_OPS(var, algo)                                                   \
-	static struct ts_ops var = {                                        \
-		.name = (algo),                                             \
-		.init = tp_init,                                            \
-		.find = tp_find,                                            \
-		.get_pattern = tp_get_pattern,                              \
-		.get_pattern_len = tp_get_pattern_len,                      \
+#define TP_OPS(var, algo)                              \
+	static struct ts_ops var = {                   \
+		.name = (algo),                        \
+		.init = tp_init,                       \
+		.find = tp_find,                       \
+		.get_pattern = tp_get_pattern,         \
+		.get_pattern_len = tp_get_pattern_len, \
 	}
 
 #endif

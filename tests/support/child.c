@@ -168,8 +168,8 @@ bool test_make_tmpdir(const char *prefix, char *dir, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
 
-	if ((size_t)snprintf(dir, cap, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
-			     prefix) >= cap) {
+	if ((size_t)snprintf(dir, cap, "%s/%s-XXXXXX",
+			     tmp && *tmp ? tmp : "/tmp", prefix) >= cap) {
 		errno = ENAMETOOLONG;
 		return false;
 	}

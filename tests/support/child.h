@@ -18,18 +18,18 @@
 typedef size_t (*child_feed_fn)(void *ctx, const char **p);
 
 struct child_spec {
-	char *const *argv;   /* argv[0] is looked up in PATH if it has no / */
-	const char *cwd;     /* where the child runs; NULL: here */
-	const char *capdir;  /* where its stdout and stderr are captured */
-	child_feed_fn feed;  /* stdin through a pipe; NULL: /dev/null */
+	char *const *argv;  /* argv[0] is looked up in PATH if it has no / */
+	const char *cwd;    /* where the child runs; NULL: here */
+	const char *capdir; /* where its stdout and stderr are captured */
+	child_feed_fn feed; /* stdin through a pipe; NULL: /dev/null */
 	void *feed_ctx;
 };
 
 struct child_result {
 	char *out, *err; /* NUL-terminated */
 	size_t outlen, errlen;
-	int status;      /* as waitpid() gives it */
-	long maxrss_kb;  /* the child's peak resident memory */
+	int status;	/* as waitpid() gives it */
+	long maxrss_kb; /* the child's peak resident memory */
 };
 
 /* Run the child to its end.  0, or -1 with errno set when it could not be

@@ -90,8 +90,7 @@ int ref_fsm_accepts(unsigned int type, u8 value, u8 c)
 	}
 }
 
-int ref_fsm_check(const struct ts_fsm_token *t, unsigned int ntokens,
-		  int flags)
+int ref_fsm_check(const struct ts_fsm_token *t, unsigned int ntokens, int flags)
 {
 	unsigned int i;
 

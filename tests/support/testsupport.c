@@ -183,8 +183,8 @@ struct blocks *blocks_new(const u8 *data, unsigned int len,
 	return b;
 }
 
-struct blocks *blocks_random(const u8 *data, unsigned int len,
-			     struct rng *r, int mode)
+struct blocks *blocks_random(const u8 *data, unsigned int len, struct rng *r,
+			     int mode)
 {
 	unsigned int *cuts, n = 0, pos = 0, avg;
 	struct blocks *b;
@@ -273,8 +273,7 @@ unsigned int blocks_find(struct ts_config *conf, struct ts_state *state,
 }
 
 unsigned int blocks_find_kernel_style(struct ts_config *conf,
-				      struct ts_state *state,
-				      struct blocks *b)
+				      struct ts_state *state, struct blocks *b)
 {
 	attach(state, b);
 	conf->get_next_block = blocks_next;

@@ -58,8 +58,8 @@ struct blocks *blocks_new(const u8 *data, unsigned int len,
 			  const unsigned int *cuts, unsigned int ncuts);
 void blocks_free(struct blocks *b);
 /* Random cuts: mode 0 none, 1 every byte, 2 random sizes (1 to 2*avg). */
-struct blocks *blocks_random(const u8 *data, unsigned int len,
-			     struct rng *r, int mode);
+struct blocks *blocks_random(const u8 *data, unsigned int len, struct rng *r,
+			     int mode);
 /* Search through textsearch_find_with() with this provider; check with
  * blocks_ok() that the provider contract held (consumed never went
  * backwards within a call, finish ran once per call). */
@@ -68,8 +68,7 @@ unsigned int blocks_find(struct ts_config *conf, struct ts_state *state,
 /* The same provider installed the kernel's way, in conf->get_next_block
  * and conf->finish, then textsearch_find(). */
 unsigned int blocks_find_kernel_style(struct ts_config *conf,
-				      struct ts_state *state,
-				      struct blocks *b);
+				      struct ts_state *state, struct blocks *b);
 bool blocks_ok(const struct blocks *b);
 unsigned int blocks_calls(const struct blocks *b);    /* get_next_block */
 unsigned int blocks_finishes(const struct blocks *b); /* finish */

@@ -8,8 +8,7 @@
 static u8 as[VSTREAM_BLOCK], bs[VSTREAM_BLOCK];
 
 static unsigned int vstream_next(unsigned int consumed, const u8 **dst,
-				 struct ts_config *conf,
-				 struct ts_state *state)
+				 struct ts_config *conf, struct ts_state *state)
 {
 	struct vstream *v;
 	uint64_t avail;

@@ -30,7 +30,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int perr(char *err, size_t errlen, const char *fmt, ...)
+static int
+perr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,8 +66,8 @@ static const char *show(unsigned char c, char buf[8])
 
 /* ---- --hex ---------------------------------------------------------------- */
 
-int pattern_parse_hex(const char *text, u8 **out, unsigned int *len,
-		     char *err, size_t errlen)
+int pattern_parse_hex(const char *text, u8 **out, unsigned int *len, char *err,
+		      size_t errlen)
 {
 	size_t n, i, o = 0, bar = 0;
 	bool in_bar = false;
@@ -97,7 +98,8 @@ int pattern_parse_hex(const char *text, u8 **out, unsigned int *len,
 					free(buf);
 					return perr(err, errlen,
 						    "'\\' at position %zu "
-						    "escapes nothing", i + 1);
+						    "escapes nothing",
+						    i + 1);
 				}
 				buf[o++] = (u8)text[++i];
 			} else {
@@ -130,8 +132,8 @@ int pattern_parse_hex(const char *text, u8 **out, unsigned int *len,
 			free(buf);
 			return perr(err, errlen,
 				    "odd number of hex digits: %s at position "
-				    "%zu has no second digit", show(c, b),
-				    i + 1);
+				    "%zu has no second digit",
+				    show(c, b), i + 1);
 		} else {
 			buf[o++] = (u8)(hexval(c) << 4 |
 					hexval((unsigned char)text[i + 1]));
@@ -142,7 +144,8 @@ int pattern_parse_hex(const char *text, u8 **out, unsigned int *len,
 		free(buf);
 		return perr(err, errlen,
 			    "unterminated |...|: the '|' at position %zu "
-			    "is never closed", bar + 1);
+			    "is never closed",
+			    bar + 1);
 	}
 	if (o == 0) {
 		free(buf);
@@ -205,7 +208,8 @@ static int parse_class(struct fsm_parser *p, u16 *type)
 	if (!end)
 		return perr(p->err, p->errlen,
 			    "unterminated class at position %zu: expected "
-			    "\":]\"", start + 1);
+			    "\":]\"",
+			    start + 1);
 	nlen = (size_t)(end - name);
 	for (k = 0; k < sizeof(fsm_classes) / sizeof(fsm_classes[0]); k++)
 		if (strlen(fsm_classes[k].name) == nlen &&
@@ -222,8 +226,8 @@ static int parse_class(struct fsm_parser *p, u16 *type)
 		if (*end != ']')
 			return perr(p->err, p->errlen,
 				    "class at position %zu: \"[[:%.*s:]\" "
-				    "lacks its closing ']'", start + 1,
-				    (int)nlen, name);
+				    "lacks its closing ']'",
+				    start + 1, (int)nlen, name);
 		end++;
 	}
 	*type = fsm_classes[k].type;
@@ -244,23 +248,44 @@ static int parse_escape(struct fsm_parser *p, u16 *type, u8 *value)
 	case '\0':
 		return perr(p->err, p->errlen,
 			    "'\\' at position %zu escapes nothing", at + 1);
-	case 'n': *value = '\n'; return 0;
-	case 't': *value = '\t'; return 0;
-	case 'r': *value = '\r'; return 0;
-	case 'f': *value = '\f'; return 0;
-	case 'v': *value = '\v'; return 0;
-	case 'e': *value = 0x1b; return 0;
-	case '0': *value = 0; return 0;
+	case 'n':
+		*value = '\n';
+		return 0;
+	case 't':
+		*value = '\t';
+		return 0;
+	case 'r':
+		*value = '\r';
+		return 0;
+	case 'f':
+		*value = '\f';
+		return 0;
+	case 'v':
+		*value = '\v';
+		return 0;
+	case 'e':
+		*value = 0x1b;
+		return 0;
+	case '0':
+		*value = 0;
+		return 0;
 	/* shorthands only where one token type is exactly the class */
-	case 'd': *type = TS_FSM_DIGIT; *value = 0; return 0;
-	case 's': *type = TS_FSM_SPACE; *value = 0; return 0;
+	case 'd':
+		*type = TS_FSM_DIGIT;
+		*value = 0;
+		return 0;
+	case 's':
+		*type = TS_FSM_SPACE;
+		*value = 0;
+		return 0;
 	case 'x':
 		hi = hexval((unsigned char)p->s[at + 2]);
 		lo = hi < 0 ? -1 : hexval((unsigned char)p->s[at + 3]);
 		if (lo < 0)
 			return perr(p->err, p->errlen,
 				    "bad escape at position %zu: \\x takes "
-				    "exactly two hex digits", at + 1);
+				    "exactly two hex digits",
+				    at + 1);
 		*value = (u8)(hi << 4 | lo);
 		p->i = at + 4;
 		return 0;
@@ -285,9 +310,11 @@ static int parse_escape(struct fsm_parser *p, u16 *type, u8 *value)
 		return perr(p->err, p->errlen,
 			    "bad escape \\%s at position %zu (known: \\n \\t "
 			    "\\r \\f \\v \\e \\0 \\xHH \\d \\s and \\ before "
-			    "punctuation)", c >= 0x21 && c < 0x7f ?
-			    (snprintf(b, sizeof(b), "%c", c), b) :
-			    show(c, b), at + 1);
+			    "punctuation)",
+			    c >= 0x21 && c < 0x7f ?
+				    (snprintf(b, sizeof(b), "%c", c), b) :
+				    show(c, b),
+			    at + 1);
 	}
 }
 
@@ -313,15 +340,18 @@ static int parse_atom(struct fsm_parser *p, u16 *type, u8 *value)
 	case '+':
 		return perr(p->err, p->errlen,
 			    "dangling quantifier '%c' at position %zu: it "
-			    "follows nothing it could repeat", c, at + 1);
+			    "follows nothing it could repeat",
+			    c, at + 1);
 	case '^':
 		return perr(p->err, p->errlen,
 			    "'^' at position %zu: it anchors only as the "
-			    "first character; write \\^ for the byte", at + 1);
+			    "first character; write \\^ for the byte",
+			    at + 1);
 	case '{':
 		return perr(p->err, p->errlen,
 			    "'{' at position %zu: a {head} is allowed only at "
-			    "the start; write \\{ for the byte", at + 1);
+			    "the start; write \\{ for the byte",
+			    at + 1);
 	default:
 		break;
 	}
@@ -337,7 +367,7 @@ static int parse_atom(struct fsm_parser *p, u16 *type, u8 *value)
 }
 
 int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
-		     unsigned int *ntokens, char *err, size_t errlen)
+		      unsigned int *ntokens, char *err, size_t errlen)
 {
 	struct fsm_parser p = { text, 0, err, errlen };
 	struct ts_fsm_token *tok;
@@ -371,7 +401,8 @@ int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
 			ret = perr(err, errlen,
 				   "{head} opened at position 1 must hold "
 				   "exactly one byte or class and close with "
-				   "'}' (position %zu)", p.i + 1);
+				   "'}' (position %zu)",
+				   p.i + 1);
 		if (ret) {
 			free(tok);
 			return ret;
@@ -381,8 +412,8 @@ int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
 			free(tok);
 			return perr(err, errlen,
 				    "dangling quantifier '%c' at position %zu:"
-				    " a {head} cannot be repeated", text[p.i],
-				    p.i + 1);
+				    " a {head} cannot be repeated",
+				    text[p.i], p.i + 1);
 		}
 		tok[n++] = (struct ts_fsm_token){ type, TS_FSM_HEAD_IGNORE,
 						  value };
@@ -401,7 +432,8 @@ int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
 			free(tok);
 			return perr(err, errlen,
 				    "too many tokens: more than %d at position"
-				    " %zu", FSM_MAX_TOKENS, p.i + 1);
+				    " %zu",
+				    FSM_MAX_TOKENS, p.i + 1);
 		}
 		ret = parse_atom(&p, &type, &value);
 		if (ret) {
@@ -411,14 +443,16 @@ int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
 		q = (unsigned char)text[p.i];
 		if (is_quant(q)) {
 			recur = q == '?' ? TS_FSM_PERHAPS :
-				q == '*' ? TS_FSM_ANY : TS_FSM_MULTI;
+				q == '*' ? TS_FSM_ANY :
+					   TS_FSM_MULTI;
 			p.i++;
 			if (is_quant((unsigned char)text[p.i])) {
 				free(tok);
 				return perr(err, errlen,
 					    "dangling quantifier '%c' at "
 					    "position %zu: quantifiers do not "
-					    "stack", text[p.i], p.i + 1);
+					    "stack",
+					    text[p.i], p.i + 1);
 			}
 		}
 		tok[n++] = (struct ts_fsm_token){ type, recur, value };

@@ -20,10 +20,10 @@
 #include <textsearch.h>
 #include <textsearch_fsm.h>
 
-int pattern_parse_hex(const char *text, u8 **out, unsigned int *len,
-		     char *err, size_t errlen);
+int pattern_parse_hex(const char *text, u8 **out, unsigned int *len, char *err,
+		      size_t errlen);
 
 int pattern_parse_fsm(const char *text, struct ts_fsm_token **out,
-		     unsigned int *ntokens, char *err, size_t errlen);
+		      unsigned int *ntokens, char *err, size_t errlen);
 
 #endif

@@ -10,11 +10,11 @@
 
 struct backlog {
 	pthread_mutex_t lock;
-	pthread_cond_t not_empty;	/* workers wait here */
-	pthread_cond_t not_full;	/* netif_rx() waits here (wait mode) */
+	pthread_cond_t not_empty; /* workers wait here */
+	pthread_cond_t not_full;  /* netif_rx() waits here (wait mode) */
 	struct sk_buff **ring;
 	unsigned int max_len;
-	unsigned int head;		/* oldest packet */
+	unsigned int head; /* oldest packet */
 	unsigned int count;
 	bool wait_when_full;
 	bool closed;

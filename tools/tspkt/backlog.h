@@ -13,14 +13,14 @@
 #define NETIF_RX_SUCCESS 0
 #define NETIF_RX_DROP 1
 
-#define BACKLOG_DEFAULT_MAX 1000u	/* the kernel's netdev_max_backlog */
+#define BACKLOG_DEFAULT_MAX 1000u /* the kernel's netdev_max_backlog */
 
 struct backlog_stats {
 	uint64_t received;	/* netif_rx() calls */
 	uint64_t queued;	/* accepted */
 	uint64_t dropped;	/* refused: the backlog was full */
 	uint64_t dequeued;	/* handed to a worker */
-	unsigned int max_depth;	/* most packets ever waiting */
+	unsigned int max_depth; /* most packets ever waiting */
 };
 
 struct backlog;

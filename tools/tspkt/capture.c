@@ -22,10 +22,10 @@
 struct capture {
 	const struct tspkt_opts *o;
 	pcap_t *p;
-	const char *name;	/* the file or interface, for messages */
+	const char *name; /* the file or interface, for messages */
 	bool live;
 	int linktype;
-	int64_t ns_per_tick;	/* what the handle's tv_usec counts */
+	int64_t ns_per_tick; /* what the handle's tv_usec counts */
 	struct capture_stats st;
 	uint64_t next_seq;
 };
@@ -81,7 +81,8 @@ static pcap_t *open_live(const struct tspkt_opts *o, char *err, size_t errlen)
 	if (rc < 0) {
 		if (rc == PCAP_ERROR_NO_SUCH_DEVICE ||
 		    rc == PCAP_ERROR_PERM_DENIED || rc == PCAP_ERROR)
-			snprintf(err, errlen, "%s: %s", o->iface, pcap_geterr(p));
+			snprintf(err, errlen, "%s: %s", o->iface,
+				 pcap_geterr(p));
 		else
 			snprintf(err, errlen, "%s: %s (%s)", o->iface,
 				 pcap_statustostr(rc), pcap_geterr(p));
@@ -105,11 +106,14 @@ static void warn_port_filter(const char *filter)
 		bool word_start = p == filter || p[-1] == ' ' || p[-1] == '(';
 
 		if (word_start) {
-			fprintf(stderr, TSPKT_PROG ": warning: '%s' drops IP "
+			fprintf(stderr,
+				TSPKT_PROG
+				": warning: '%s' drops IP "
 				"fragments after the first (they carry no "
 				"port), so fragmented datagrams are never "
 				"reassembled; add \"or (ip[6:2] & 0x1fff != 0) "
-				"or (ip6[6] == 44)\" to keep them\n", filter);
+				"or (ip6[6] == 44)\" to keep them\n",
+				filter);
 			return;
 		}
 		p += 4;
@@ -163,8 +167,7 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 		c->p = pcap_open_offline_with_tstamp_precision(
 			o->read_file, PCAP_TSTAMP_PRECISION_NANO, ebuf);
 		/* libpcap names the file itself when it cannot open it */
-		if (!c->p && !strncmp(ebuf, o->read_file,
-				      strlen(o->read_file)))
+		if (!c->p && !strncmp(ebuf, o->read_file, strlen(o->read_file)))
 			snprintf(err, errlen, "%s", ebuf);
 		else if (!c->p)
 			snprintf(err, errlen, "%s: %s", o->read_file, ebuf);
@@ -174,12 +177,15 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	/* files are opened in nanoseconds; an interface may only have
 	 * microseconds */
 	c->ns_per_tick = pcap_get_tstamp_precision(c->p) ==
-			 PCAP_TSTAMP_PRECISION_NANO ? 1 : 1000;
+					 PCAP_TSTAMP_PRECISION_NANO ?
+				 1 :
+				 1000;
 	c->linktype = pcap_datalink(c->p);
 	if (!pkt_linktype_supported(c->linktype)) {
 		const char *name = pcap_datalink_val_to_name(c->linktype);
 
-		snprintf(err, errlen, "%s: link type %s (%d) is not supported "
+		snprintf(err, errlen,
+			 "%s: link type %s (%d) is not supported "
 			 "(Ethernet, Linux cooked, raw IP, BSD loopback are)",
 			 c->name, name ? name : "unknown", c->linktype);
 		goto fail;
@@ -192,9 +198,10 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	if (c->live && !o->quiet) {
 		const char *name = pcap_datalink_val_to_name(c->linktype);
 
-		fprintf(stderr, TSPKT_PROG ": listening on %s, link-type %s, "
-			"snapshot length %d bytes\n", o->iface,
-			name ? name : "?", pcap_snapshot(c->p));
+		fprintf(stderr,
+			TSPKT_PROG ": listening on %s, link-type %s, "
+				   "snapshot length %d bytes\n",
+			o->iface, name ? name : "?", pcap_snapshot(c->p));
 	}
 	return c;
 fail:
@@ -210,7 +217,7 @@ bool capture_reads_file(const struct capture *c, const char *path)
 	if (c->live || !(f = pcap_file(c->p)) || fstat(fileno(f), &in))
 		return false;
 	if (strcmp(path, "-") ? stat(path, &out) : fstat(STDOUT_FILENO, &out))
-		return false;	/* not there yet: not the input */
+		return false; /* not there yet: not the input */
 	return in.st_dev == out.st_dev && in.st_ino == out.st_ino;
 }
 
@@ -297,8 +304,10 @@ static void receive(struct capture *c, struct defrag *d, struct backlog *b,
 	}
 	info = calloc(1, sizeof(*info));
 	if (!info) {
-		fprintf(stderr, TSPKT_PROG ": out of memory: frame %llu "
-			"dropped\n", (unsigned long long)c->st.frames);
+		fprintf(stderr,
+			TSPKT_PROG ": out of memory: frame %llu "
+				   "dropped\n",
+			(unsigned long long)c->st.frames);
 		kfree_skb(skb);
 		return;
 	}
@@ -331,17 +340,20 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 			continue;
 		}
 		if (rc == 0)
-			continue;	/* live: the timeout, to look at signals */
+			continue; /* live: the timeout, to look at signals */
 		if (rc == PCAP_ERROR_BREAK)
-			break;	/* end of the file, or pcap_breakloop() */
+			break; /* end of the file, or pcap_breakloop() */
 		if (c->live)
 			snprintf(err, errlen, "%s: %s", c->name,
 				 pcap_geterr(c->p));
 		else
-			snprintf(err, errlen, "%s: %s capture after %llu "
-				 "packets: %s", c->name,
+			snprintf(err, errlen,
+				 "%s: %s capture after %llu "
+				 "packets: %s",
+				 c->name,
 				 strstr(pcap_geterr(c->p), "truncated") ?
-				 "truncated" : "bad",
+					 "truncated" :
+					 "bad",
 				 (unsigned long long)c->st.frames,
 				 pcap_geterr(c->p));
 		return -1;

@@ -17,12 +17,12 @@ struct defrag;
 struct output;
 
 struct capture_stats {
-	uint64_t frames;	/* read from libpcap */
-	uint64_t decoded;	/* IP packets */
+	uint64_t frames;  /* read from libpcap */
+	uint64_t decoded; /* IP packets */
 	uint64_t not_ip;
 	uint64_t malformed;
-	uint64_t handed;	/* datagrams given to netif_rx() */
-	bool have_pcap_stats;	/* live capture */
+	uint64_t handed;      /* datagrams given to netif_rx() */
+	bool have_pcap_stats; /* live capture */
 	struct pcap_stat ps;
 };
 

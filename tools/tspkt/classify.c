@@ -62,8 +62,10 @@ static void classify_one(struct classify *cl, struct sk_buff *skb,
 			r.text = format_match(o->json, skb, info, hits, nhits,
 					      &r.text_len);
 		if ((print && !r.text) || !r.classes) {
-			fprintf(stderr, TSPKT_PROG ": out of memory: frame %llu "
-				"not printed\n", (unsigned long long)info->frame);
+			fprintf(stderr,
+				TSPKT_PROG ": out of memory: frame %llu "
+					   "not printed\n",
+				(unsigned long long)info->frame);
 			free(r.text);
 			r.text = NULL;
 			r.text_len = 0;
@@ -92,7 +94,7 @@ void *classify_worker(void *arg)
 	 * output stage its sequence numbers), matching nothing */
 	if (!hits)
 		fprintf(stderr, TSPKT_PROG ": out of memory: a worker "
-			"classifies nothing\n");
+					   "classifies nothing\n");
 	while ((skb = backlog_dequeue(cl->backlog)))
 		classify_one(cl, skb, hits);
 	free(hits);

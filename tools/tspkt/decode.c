@@ -14,20 +14,20 @@
 
 #define ETH_HLEN 14u
 #define VLAN_HLEN 4u
-#define MAX_VLAN_TAGS 8u	/* QinQ is 2; more is garbage */
+#define MAX_VLAN_TAGS 8u /* QinQ is 2; more is garbage */
 #define NULL_HLEN 4u
 #define SLL_HLEN 16u
 #define SLL2_HLEN 20u
 #define IPV4_HLEN 20u
 #define IPV6_HLEN 40u
-#define MAX_IPV6_EXT_HEADERS 16u	/* bounds the walk over a hostile chain */
-#define SKB_MAX_HEAD 65535u	/* alloc_skb()'s limit */
+#define MAX_IPV6_EXT_HEADERS 16u /* bounds the walk over a hostile chain */
+#define SKB_MAX_HEAD 65535u	 /* alloc_skb()'s limit */
 
 #define ETH_P_IP 0x0800u
 #define ETH_P_IPV6 0x86ddu
 #define ETH_P_8021Q 0x8100u
 #define ETH_P_8021AD 0x88a8u
-#define ETH_P_QINQ1 0x9100u	/* pre-standard QinQ, still seen */
+#define ETH_P_QINQ1 0x9100u /* pre-standard QinQ, still seen */
 
 /* IPv6 next-header values that are extension headers we walk */
 #define NEXTHDR_HOP 0u
@@ -115,7 +115,8 @@ static const char *decode_link(int linktype, const uint8_t *frame,
 		off = ETH_HLEN;
 		type = get16(frame + 12);
 		for (tags = 0; type == ETH_P_8021Q || type == ETH_P_8021AD ||
-			       type == ETH_P_QINQ1; tags++) {
+			       type == ETH_P_QINQ1;
+		     tags++) {
 			if (tags == MAX_VLAN_TAGS)
 				return "too many VLAN tags";
 			if (caplen < off + VLAN_HLEN)
@@ -147,7 +148,8 @@ static const char *decode_link(int linktype, const uint8_t *frame,
 		/* DLT_LOOP is network order; DLT_NULL the writer's own
 		 * order: the small value is the right reading */
 		if (linktype == DLT_NULL && af > 0xffff)
-			af = (uint32_t)frame[3] << 24 | (uint32_t)frame[2] << 16 |
+			af = (uint32_t)frame[3] << 24 |
+			     (uint32_t)frame[2] << 16 |
 			     (uint32_t)frame[1] << 8 | frame[0];
 		*family = family_of_bsd_af(af);
 		*l3off = NULL_HLEN;
@@ -187,8 +189,7 @@ static unsigned int ipv6_ext_len(unsigned int nexthdr, const uint8_t *p)
 }
 
 static const char *decode_ipv4(const uint8_t *ip, unsigned int avail,
-			       struct pkt_meta *meta,
-			       struct ip_frag_info *frag)
+			       struct pkt_meta *meta, struct ip_frag_info *frag)
 {
 	unsigned int ihl, total, frag_field;
 
@@ -223,8 +224,7 @@ static const char *decode_ipv4(const uint8_t *ip, unsigned int avail,
 }
 
 static const char *decode_ipv6(const uint8_t *ip, unsigned int avail,
-			       struct pkt_meta *meta,
-			       struct ip_frag_info *frag)
+			       struct pkt_meta *meta, struct ip_frag_info *frag)
 {
 	unsigned int total, off, nexthdr, len, n, frag_field;
 
@@ -326,7 +326,7 @@ struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
 		return NULL;
 	}
 	if (family == 0)
-		return NULL;	/* not IP: skipped quietly */
+		return NULL; /* not IP: skipped quietly */
 	if (family < 0) {
 		if (caplen <= l3off) {
 			*why = "truncated IP header";
@@ -407,7 +407,7 @@ static int upper_layer_offset(const struct sk_buff *skb, int family,
 		if (limit - off < len)
 			return -1;
 		if (nexthdr == NEXTHDR_FRAGMENT && get16(p + 2) & 0xfff8u)
-			return -1;	/* not the first fragment */
+			return -1; /* not the first fragment */
 		nexthdr = p[0];
 		off += len;
 	}
@@ -450,7 +450,7 @@ void pkt_decode_transport(struct sk_buff *skb, struct pkt_meta *meta)
 		hlen = 8;
 		break;
 	case IPPROTO_SCTP:
-		hlen = 12;	/* the common header; chunks follow */
+		hlen = 12; /* the common header; chunks follow */
 		break;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
@@ -461,8 +461,8 @@ void pkt_decode_transport(struct sk_buff *skb, struct pkt_meta *meta)
 	}
 	if (limit - off < hlen)
 		return;
-	p = skb_header_pointer(skb, base + (int)off, (int)hlen < 20 ? (int)hlen : 20,
-			       buf);
+	p = skb_header_pointer(skb, base + (int)off,
+			       (int)hlen < 20 ? (int)hlen : 20, buf);
 	if (!p)
 		return;
 	if (proto != IPPROTO_ICMP && proto != IPPROTO_ICMPV6) {

@@ -14,23 +14,23 @@
 
 /* What the IP header says about fragmentation. */
 struct ip_frag_info {
-	bool is_fragment;	/* MF set or offset != 0 */
-	bool more_fragments;	/* MF */
-	unsigned int offset;	/* payload offset in the datagram, bytes */
+	bool is_fragment;	  /* MF set or offset != 0 */
+	bool more_fragments;	  /* MF */
+	unsigned int offset;	  /* payload offset in the datagram, bytes */
 	unsigned int payload_len; /* bytes of this fragment's payload */
-	uint32_t id;		/* IPv4 id (16 bits) or IPv6 identification */
+	uint32_t id;		  /* IPv4 id (16 bits) or IPv6 identification */
 };
 
 /* A decoded packet's addresses and protocol.  Addresses are in network
  * order; IPv4 uses the first 4 bytes. */
 struct pkt_meta {
-	int family;		/* 4 or 6; 0: not IP (the frame is skipped) */
-	uint8_t l4proto;	/* IPPROTO_* of the (last) next header */
+	int family;	 /* 4 or 6; 0: not IP (the frame is skipped) */
+	uint8_t l4proto; /* IPPROTO_* of the (last) next header */
 	uint8_t src[16], dst[16];
-	uint16_t sport, dport;	/* host order; 0 if no ports */
-	unsigned int net_len;	/* bytes from the network header on, as the
+	uint16_t sport, dport;	  /* host order; 0 if no ports */
+	unsigned int net_len;	  /* bytes from the network header on, as the
 				   IP header's length field says */
-	bool has_transport;	/* transport header found and whole */
+	bool has_transport;	  /* transport header found and whole */
 	unsigned int payload_off; /* offset of the transport payload from the
 				     network header (has_transport only) */
 };

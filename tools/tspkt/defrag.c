@@ -13,38 +13,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFRAG_BUCKETS 1024u		/* a power of two */
-#define IPV4_MAX_DATAGRAM 65535u	/* header + payload */
+#define DEFRAG_BUCKETS 1024u	 /* a power of two */
+#define IPV4_MAX_DATAGRAM 65535u /* header + payload */
 #define IPV6_HLEN 40u
 #define IPV6_FRAG_HLEN 8u
-#define IPV6_MAX_PAYLOAD 65535u		/* all after the fixed header */
+#define IPV6_MAX_PAYLOAD 65535u /* all after the fixed header */
 
 struct frag_key {
 	uint8_t src[16], dst[16];
 	uint32_t id;
 	uint8_t family;
-	uint8_t proto;			/* IPv4 only; 0 for IPv6 */
+	uint8_t proto; /* IPv4 only; 0 for IPv6 */
 };
 
 struct frag_entry {
 	struct sk_buff *skb;
-	unsigned int offset, end;	/* payload bytes [offset, end) */
-	unsigned int hdrlen;		/* bytes before the payload in skb */
-	size_t truesize;		/* what the buffer costs */
+	unsigned int offset, end; /* payload bytes [offset, end) */
+	unsigned int hdrlen;	  /* bytes before the payload in skb */
+	size_t truesize;	  /* what the buffer costs */
 };
 
 struct frag_queue {
-	struct frag_queue *hnext;		/* hash chain */
-	struct frag_queue *older, *newer;	/* age list */
+	struct frag_queue *hnext;	  /* hash chain */
+	struct frag_queue *older, *newer; /* age list */
 	struct frag_key key;
-	int64_t first_ns;		/* capture time of the first fragment */
-	int64_t last_ns;		/* ... of the latest one */
-	struct frag_entry *entries;	/* sorted by offset */
+	int64_t first_ns;	    /* capture time of the first fragment */
+	int64_t last_ns;	    /* ... of the latest one */
+	struct frag_entry *entries; /* sorted by offset */
 	unsigned int nr, cap;
-	unsigned int meat;		/* payload bytes held */
-	unsigned int total;		/* payload length, once the end is known */
+	unsigned int meat;  /* payload bytes held */
+	unsigned int total; /* payload length, once the end is known */
 	bool have_last;
-	size_t bytes;			/* accounted memory of this queue */
+	size_t bytes; /* accounted memory of this queue */
 };
 
 struct defrag {
@@ -97,9 +97,12 @@ static uint32_t fnv1a(uint32_t h, const uint8_t *p, size_t len)
 
 static uint32_t key_hash(const struct defrag *d, const struct frag_key *k)
 {
-	uint8_t rest[6] = { (uint8_t)(k->id >> 24), (uint8_t)(k->id >> 16),
-			    (uint8_t)(k->id >> 8), (uint8_t)k->id,
-			    k->family, k->proto };
+	uint8_t rest[6] = { (uint8_t)(k->id >> 24),
+			    (uint8_t)(k->id >> 16),
+			    (uint8_t)(k->id >> 8),
+			    (uint8_t)k->id,
+			    k->family,
+			    k->proto };
 	uint32_t h = 2166136261u ^ d->seed;
 
 	/* field by field: padding bytes are not part of the key */
@@ -228,7 +231,8 @@ void defrag_free(struct defrag *d)
 
 void defrag_expire(struct defrag *d, int64_t now_ns)
 {
-	while (d->oldest && now_ns - d->oldest->first_ns > d->limits.timeout_ns) {
+	while (d->oldest &&
+	       now_ns - d->oldest->first_ns > d->limits.timeout_ns) {
 		d->stats.timeouts++;
 		queue_drop(d, d->oldest);
 	}
@@ -254,14 +258,16 @@ static bool make_room(struct defrag *d, size_t need, struct frag_queue *keep)
 }
 
 /* Room for one more entry in @q, within the byte budget. */
-static bool queue_reserve(struct defrag *d, struct frag_queue *q, size_t skb_cost)
+static bool queue_reserve(struct defrag *d, struct frag_queue *q,
+			  size_t skb_cost)
 {
 	unsigned int cap = q->cap;
 	struct frag_entry *grown;
 	size_t extra = 0;
 
 	if (q->nr == cap) {
-		cap = cap * 2 < d->limits.max_frags ? cap * 2 : d->limits.max_frags;
+		cap = cap * 2 < d->limits.max_frags ? cap * 2 :
+						      d->limits.max_frags;
 		extra = (cap - q->cap) * sizeof(*q->entries);
 	}
 	if (!make_room(d, skb_cost + extra, q))
@@ -345,7 +351,7 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 	defrag_expire(d, skb->tstamp_ns);
 
 	if (!frag->is_fragment) {
-		*out = skb;	/* whole already: an IPv6 atomic fragment */
+		*out = skb; /* whole already: an IPv6 atomic fragment */
 		return DEFRAG_DONE;
 	}
 	if ((meta->family != 4 && meta->family != 6) ||
@@ -365,16 +371,15 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 	     (hdrlen < IPV6_HLEN + IPV6_FRAG_HLEN ||
 	      hdrlen - IPV6_HLEN - IPV6_FRAG_HLEN + end > IPV6_MAX_PAYLOAD)))
 		return drop_datagram(d, q, skb, &d->stats.oversize);
-	if ((frag->more_fragments && frag->payload_len % 8) ||
-	    end == offset) {
+	if ((frag->more_fragments && frag->payload_len % 8) || end == offset) {
 		/* meaningless on its own; the datagram may still complete */
 		d->stats.invalid++;
 		kfree_skb(skb);
 		return DEFRAG_DROPPED;
 	}
 	if (q) {
-		if (q->have_last && (end > q->total ||
-				     (!frag->more_fragments && end != q->total)))
+		if (q->have_last && (end > q->total || (!frag->more_fragments &&
+							end != q->total)))
 			return drop_datagram(d, q, skb, &d->stats.invalid);
 		if (!frag->more_fragments && q->nr &&
 		    q->entries[q->nr - 1].end > end)
@@ -382,7 +387,8 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 
 		/* first entry ending after our offset: the only overlap
 		 * candidate, since entries never overlap each other */
-		for (pos = 0; pos < q->nr && q->entries[pos].end <= offset; pos++)
+		for (pos = 0; pos < q->nr && q->entries[pos].end <= offset;
+		     pos++)
 			;
 		if (pos < q->nr && q->entries[pos].offset < end) {
 			e = &q->entries[pos];
@@ -402,8 +408,10 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 
 	cost = skb_truesize(skb);
 	if (!q) {
-		if (!make_room(d, cost + queue_cost(d->limits.max_frags < 4 ?
-						    d->limits.max_frags : 4),
+		if (!make_room(d,
+			       cost + queue_cost(d->limits.max_frags < 4 ?
+							 d->limits.max_frags :
+							 4),
 			       NULL) ||
 		    !(q = queue_new(d, &key, skb->tstamp_ns)))
 			return drop_datagram(d, NULL, skb, &d->stats.evicted);
@@ -413,8 +421,10 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 
 	for (i = q->nr; i > pos; i--)
 		q->entries[i] = q->entries[i - 1];
-	q->entries[pos] = (struct frag_entry){ .skb = skb, .offset = offset,
-					       .end = end, .hdrlen = hdrlen,
+	q->entries[pos] = (struct frag_entry){ .skb = skb,
+					       .offset = offset,
+					       .end = end,
+					       .hdrlen = hdrlen,
 					       .truesize = cost };
 	q->nr++;
 	q->meat += frag->payload_len;

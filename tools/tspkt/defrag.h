@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 struct defrag_limits {
-	size_t max_bytes;		/* all queues together; 4 MiB */
-	unsigned int max_frags;		/* per datagram; 64 */
-	int64_t timeout_ns;		/* since a datagram's first fragment; 30 s */
+	size_t max_bytes;	/* all queues together; 4 MiB */
+	unsigned int max_frags; /* per datagram; 64 */
+	int64_t timeout_ns;	/* since a datagram's first fragment; 30 s */
 };
 
 #define DEFRAG_DEFAULT_MAX_BYTES (4u << 20)
@@ -28,22 +28,22 @@ struct defrag_limits {
 #define DEFRAG_DEFAULT_TIMEOUT_NS (30LL * 1000000000LL)
 
 struct defrag_stats {
-	uint64_t fragments;	/* fragments given to defrag_add() */
-	uint64_t reassembled;	/* datagrams made whole */
-	uint64_t timeouts;	/* datagrams expired incomplete */
-	uint64_t overlaps;	/* datagrams dropped for overlapping fragments */
-	uint64_t oversize;	/* dropped: past 65535 bytes or max_frags */
-	uint64_t evicted;	/* dropped to stay within max_bytes */
-	uint64_t invalid;	/* fragments that contradict their datagram
+	uint64_t fragments;   /* fragments given to defrag_add() */
+	uint64_t reassembled; /* datagrams made whole */
+	uint64_t timeouts;    /* datagrams expired incomplete */
+	uint64_t overlaps;    /* datagrams dropped for overlapping fragments */
+	uint64_t oversize;    /* dropped: past 65535 bytes or max_frags */
+	uint64_t evicted;     /* dropped to stay within max_bytes */
+	uint64_t invalid;     /* fragments that contradict their datagram
 				   (data past a known end, a second end, a
 				   non-final fragment not a multiple of 8) */
-	uint64_t frags_dropped;	/* fragments freed with a dropped datagram */
+	uint64_t frags_dropped; /* fragments freed with a dropped datagram */
 };
 
 enum defrag_result {
-	DEFRAG_HELD,		/* kept, waiting for the rest */
-	DEFRAG_DONE,		/* *out is the whole datagram */
-	DEFRAG_DROPPED,		/* the fragment (and maybe its datagram) was
+	DEFRAG_HELD,	/* kept, waiting for the rest */
+	DEFRAG_DONE,	/* *out is the whole datagram */
+	DEFRAG_DROPPED, /* the fragment (and maybe its datagram) was
 				   dropped; stats say why */
 };
 

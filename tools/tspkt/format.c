@@ -120,8 +120,8 @@ static void endpoint(const struct pkt_meta *m, const uint8_t *addr,
 }
 
 static void format_text(struct strbuf *b, const struct sk_buff *skb,
-			const struct pkt_info *info, const struct rule_hit *hits,
-			size_t nhits)
+			const struct pkt_info *info,
+			const struct rule_hit *hits, size_t nhits)
 {
 	const struct pkt_meta *m = &info->meta;
 	char t[64], src[80], dst[80], pb[16];
@@ -161,8 +161,8 @@ static void json_string(struct strbuf *b, const char *s)
 }
 
 static void format_json(struct strbuf *b, const struct sk_buff *skb,
-			const struct pkt_info *info, const struct rule_hit *hits,
-			size_t nhits)
+			const struct pkt_info *info,
+			const struct rule_hit *hits, size_t nhits)
 {
 	const struct pkt_meta *m = &info->meta;
 	char t[64], src[64], dst[64], pb[16];
@@ -171,9 +171,10 @@ static void format_json(struct strbuf *b, const struct sk_buff *skb,
 	format_time(info->ts_ns, t, sizeof(t));
 	format_addr(m->family, m->src, src, sizeof(src));
 	format_addr(m->family, m->dst, dst, sizeof(dst));
-	sb_printf(b, "{\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":%llu,"
-		  "\"family\":%d,\"proto\":\"%s\",\"src\":\"%s\",", t,
-		  (long long)info->ts_ns, (unsigned long long)info->frame,
+	sb_printf(b,
+		  "{\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":%llu,"
+		  "\"family\":%d,\"proto\":\"%s\",\"src\":\"%s\",",
+		  t, (long long)info->ts_ns, (unsigned long long)info->frame,
 		  m->family, proto_name(m->l4proto, pb, sizeof(pb)), src);
 	if (has_ports(m))
 		sb_printf(b, "\"sport\":%u,", m->sport);

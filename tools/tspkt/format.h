@@ -16,8 +16,8 @@
 /* One rule that selected the datagram. */
 struct rule_hit {
 	const struct rule *rule;
-	size_t idx;		/* in the ruleset, from 0 */
-	unsigned int offset;	/* from its layer; UINT_MAX for an inverted
+	size_t idx;	     /* in the ruleset, from 0 */
+	unsigned int offset; /* from its layer; UINT_MAX for an inverted
 				   rule */
 };
 

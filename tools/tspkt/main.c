@@ -34,7 +34,8 @@ static void usage_exit(void)
 {
 	fputs("Usage: " TSPKT_PROG " [OPTION]... (-r FILE | -i IFACE) "
 	      "[-e RULE]... [-f RULEFILE] [PATTERN] [FILTER...]\n"
-	      "Try '" TSPKT_PROG " --help' for more information.\n", stderr);
+	      "Try '" TSPKT_PROG " --help' for more information.\n",
+	      stderr);
 	exit(2);
 }
 
@@ -83,7 +84,8 @@ static void help(void)
 	      "(like ngrep).\n"
 	      "FILTER is a pcap-filter(7) expression.  Exit status: 0 a "
 	      "packet matched,\n"
-	      "1 none, 2 an error.\n", stdout);
+	      "1 none, 2 an error.\n",
+	      stdout);
 	exit(0);
 }
 
@@ -106,8 +108,7 @@ static void bail(struct cmdline *cl, bool usage)
 }
 
 static unsigned long long parse_count(struct cmdline *cl, const char *what,
-				      const char *s,
-				      unsigned long long min,
+				      const char *s, unsigned long long min,
 				      unsigned long long max)
 {
 	char *end;
@@ -144,7 +145,11 @@ static char *join_words(char **w, int n)
 }
 
 enum {
-	OPT_BACKLOG = 256, OPT_DROP, OPT_JSON, OPT_ALGO, OPT_ICASE,
+	OPT_BACKLOG = 256,
+	OPT_DROP,
+	OPT_JSON,
+	OPT_ALGO,
+	OPT_ICASE,
 	OPT_VERBOSE,
 };
 
@@ -213,12 +218,13 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			cl->have_rules = true;
 			break;
 		case 'j':
-			o->workers = (unsigned int)parse_count(cl,
-				"number of workers", optarg, 1, MAX_WORKERS);
+			o->workers = (unsigned int)parse_count(
+				cl, "number of workers", optarg, 1,
+				MAX_WORKERS);
 			break;
 		case OPT_BACKLOG:
-			o->backlog = (unsigned int)parse_count(cl,
-				"backlog length", optarg, 1, MAX_BACKLOG);
+			o->backlog = (unsigned int)parse_count(
+				cl, "backlog length", optarg, 1, MAX_BACKLOG);
 			break;
 		case OPT_DROP:
 			o->drop_on_overrun = true;
@@ -249,8 +255,8 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 						     optarg, 1, UINT64_MAX);
 			break;
 		case 's':
-			o->snaplen = (unsigned int)parse_count(cl,
-				"snap length", optarg, 64, 262144);
+			o->snaplen = (unsigned int)parse_count(
+				cl, "snap length", optarg, 64, 262144);
 			break;
 		case 'p':
 			o->promisc = false;
@@ -273,15 +279,17 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		}
 	}
 	if (!o->read_file == !o->iface) {
-		fprintf(stderr, TSPKT_PROG ": %s\n", o->read_file ?
-			"give either -r FILE or -i IFACE, not both" :
-			"give a capture to read: -r FILE or -i IFACE");
+		fprintf(stderr, TSPKT_PROG ": %s\n",
+			o->read_file ?
+				"give either -r FILE or -i IFACE, not both" :
+				"give a capture to read: -r FILE or -i IFACE");
 		bail(cl, true);
 	}
 	if (!cl->have_rules) {
 		if (optind >= argc) {
-			fprintf(stderr, TSPKT_PROG ": no PATTERN and no rule "
-				"(-e RULE or -f RULEFILE)\n");
+			fprintf(stderr,
+				TSPKT_PROG ": no PATTERN and no rule "
+					   "(-e RULE or -f RULEFILE)\n");
 			bail(cl, true);
 		}
 		if (ruleset_add_plain(&o->rules, argv[optind++], cl->icase,
@@ -290,7 +298,8 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			bail(cl, false);
 		}
 	} else if (cl->icase || cl->invert) {
-		fprintf(stderr, TSPKT_PROG ": --icase and -v apply to PATTERN; "
+		fprintf(stderr, TSPKT_PROG
+			": --icase and -v apply to PATTERN; "
 			"with -e/-f write icase or invert in the rule\n");
 		bail(cl, false);
 	}
@@ -347,22 +356,28 @@ static void print_counters(struct capture *cap, struct defrag *d,
 	capture_get_stats(cap, &cs);
 	defrag_get_stats(d, &ds);
 	backlog_get_stats(b, &bs);
-	fprintf(stderr, TSPKT_PROG ": frames: read=%llu ip=%llu not-ip=%llu "
-		"malformed=%llu\n", (unsigned long long)cs.frames,
-		(unsigned long long)cs.decoded, (unsigned long long)cs.not_ip,
+	fprintf(stderr,
+		TSPKT_PROG ": frames: read=%llu ip=%llu not-ip=%llu "
+			   "malformed=%llu\n",
+		(unsigned long long)cs.frames, (unsigned long long)cs.decoded,
+		(unsigned long long)cs.not_ip,
 		(unsigned long long)cs.malformed);
-	fprintf(stderr, TSPKT_PROG ": fragments: received=%llu "
+	fprintf(stderr,
+		TSPKT_PROG
+		": fragments: received=%llu "
 		"reassembled=%llu timeouts=%llu overlaps=%llu oversize=%llu "
 		"evicted=%llu invalid=%llu frags-dropped=%llu "
-		"held-bytes=%zu\n", (unsigned long long)ds.fragments,
+		"held-bytes=%zu\n",
+		(unsigned long long)ds.fragments,
 		(unsigned long long)ds.reassembled,
 		(unsigned long long)ds.timeouts,
 		(unsigned long long)ds.overlaps,
-		(unsigned long long)ds.oversize,
-		(unsigned long long)ds.evicted, (unsigned long long)ds.invalid,
+		(unsigned long long)ds.oversize, (unsigned long long)ds.evicted,
+		(unsigned long long)ds.invalid,
 		(unsigned long long)ds.frags_dropped, defrag_bytes_held(d));
-	fprintf(stderr, TSPKT_PROG ": backlog: received=%llu queued=%llu "
-		"dropped=%llu max-depth=%u size=%u\n",
+	fprintf(stderr,
+		TSPKT_PROG ": backlog: received=%llu queued=%llu "
+			   "dropped=%llu max-depth=%u size=%u\n",
 		(unsigned long long)bs.received, (unsigned long long)bs.queued,
 		(unsigned long long)bs.dropped, bs.max_depth, o->backlog);
 	fprintf(stderr, TSPKT_PROG ": classified=%llu matched=%llu\n",
@@ -373,9 +388,10 @@ static void print_counters(struct capture *cap, struct defrag *d,
 			o->rules.classes[i],
 			(unsigned long long)output_class_count(out, i));
 	if (cs.have_pcap_stats)
-		fprintf(stderr, TSPKT_PROG ": pcap: received=%u dropped=%u "
-			"ifdropped=%u\n", cs.ps.ps_recv, cs.ps.ps_drop,
-			cs.ps.ps_ifdrop);
+		fprintf(stderr,
+			TSPKT_PROG ": pcap: received=%u dropped=%u "
+				   "ifdropped=%u\n",
+			cs.ps.ps_recv, cs.ps.ps_drop, cs.ps.ps_ifdrop);
 }
 
 int main(int argc, char **argv)
@@ -407,9 +423,10 @@ int main(int argc, char **argv)
 	}
 	/* opening -w truncates it: never the file still to be read */
 	if (o->write_file && capture_reads_file(cap, o->write_file)) {
-		fprintf(stderr, TSPKT_PROG ": -w %s: that is the capture being "
-			"read (-r %s); not overwriting it\n", o->write_file,
-			o->read_file);
+		fprintf(stderr,
+			TSPKT_PROG ": -w %s: that is the capture being "
+				   "read (-r %s); not overwriting it\n",
+			o->write_file, o->read_file);
 		goto done;
 	}
 	out = output_new(o, o->rules.nclasses, capture_linktype(cap),
@@ -457,7 +474,7 @@ int main(int argc, char **argv)
 	if (!o->quiet)
 		print_counters(cap, d, b, out, o);
 	if (!status || (o->quiet && output_matched(out)))
-		status = output_matched(out) ? 0 : 1;	/* grep -q's rule */
+		status = output_matched(out) ? 0 : 1; /* grep -q's rule */
 done:
 	free(th);
 	defrag_free(d);

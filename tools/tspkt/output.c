@@ -30,14 +30,14 @@ struct output {
 	struct pkt_result *ring;
 	bool *ready;
 	size_t window;
-	uint64_t next;		/* oldest sequence number not printed */
+	uint64_t next; /* oldest sequence number not printed */
 	size_t nclasses;
 	uint64_t *class_counts;
 	uint64_t classified, matched;
 	atomic_bool stop;
-	pcap_t *dead;		/* -w */
+	pcap_t *dead; /* -w */
 	pcap_dumper_t *dumper;
-	uint8_t *frame_buf;	/* a frame rebuilt for -w */
+	uint8_t *frame_buf; /* a frame rebuilt for -w */
 	bool locks_ready;
 };
 
@@ -58,8 +58,8 @@ struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
 	out->ring = calloc(out->window, sizeof(*out->ring));
 	out->ready = calloc(out->window, sizeof(*out->ready));
 	out->nclasses = nclasses;
-	out->class_counts = calloc(nclasses ? nclasses : 1,
-				   sizeof(*out->class_counts));
+	out->class_counts =
+		calloc(nclasses ? nclasses : 1, sizeof(*out->class_counts));
 	if (!out->ring || !out->ready || !out->class_counts)
 		goto nomem;
 	atomic_init(&out->stop, false);
@@ -219,8 +219,10 @@ int output_finish(struct output *out)
 	int ret = 0;
 
 	if (fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, TSPKT_PROG ": write error on standard output: "
-			"%s\n", strerror(errno));
+		fprintf(stderr,
+			TSPKT_PROG ": write error on standard output: "
+				   "%s\n",
+			strerror(errno));
 		ret = -1;
 	}
 	if (out->dumper) {

@@ -18,10 +18,10 @@ struct output;
 /* What a worker found in one datagram. */
 struct pkt_result {
 	uint64_t seq;
-	char *text;		/* the line(s) to print, or NULL */
+	char *text; /* the line(s) to print, or NULL */
 	size_t text_len;
-	struct sk_buff *skb;	/* kept for -w when it matched, or NULL */
-	uint8_t *classes;	/* per class: matched (when matched) */
+	struct sk_buff *skb; /* kept for -w when it matched, or NULL */
+	uint8_t *classes;    /* per class: matched (when matched) */
 	bool matched;
 };
 

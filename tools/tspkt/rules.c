@@ -38,7 +38,7 @@ const char *rule_layer_name(enum rule_layer layer)
 /* ---- tokens ---------------------------------------------------------------- */
 
 struct token {
-	char *text;		/* NUL-terminated copy (may hold NULs if hex) */
+	char *text; /* NUL-terminated copy (may hold NULs if hex) */
 	size_t len;
 	bool quoted;
 };
@@ -49,8 +49,7 @@ struct token {
  * A bare word starting with # ends the rule (a comment).  Returns 1 with
  * a token, 0 at the end, -1 on an unterminated quote.
  */
-static int next_token(const char **s, struct token *t, char *err,
-		      size_t errlen)
+static int next_token(const char **s, struct token *t, char *err, size_t errlen)
 {
 	const char *p = *s;
 	size_t n = 0;
@@ -70,7 +69,8 @@ static int next_token(const char **s, struct token *t, char *err,
 		char q = *p++;
 
 		for (; *p && *p != q; p++) {
-			if (q == '"' && *p == '\\' && (p[1] == '"' || p[1] == '\\'))
+			if (q == '"' && *p == '\\' &&
+			    (p[1] == '"' || p[1] == '\\'))
 				p++;
 			out[n++] = *p;
 		}
@@ -81,7 +81,8 @@ static int next_token(const char **s, struct token *t, char *err,
 		}
 		p++;
 	} else {
-		while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r' &&
+		       *p != '\n')
 			out[n++] = *p++;
 	}
 	out[n] = '\0';
@@ -136,7 +137,8 @@ static int check_algo(const char *algo, char *err, size_t errlen)
 {
 	if (strcmp(algo, "fsm"))
 		return 0;
-	say(err, errlen, "algorithm 'fsm' takes tokens (struct ts_fsm_token), "
+	say(err, errlen,
+	    "algorithm 'fsm' takes tokens (struct ts_fsm_token), "
 	    "not a string; tspkt rules take strings: use kmp, bm, rarebyte or "
 	    "auto");
 	return -1;
@@ -224,9 +226,12 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 	while ((got = next_token(&s, &t, err, errlen)) == 1) {
 		const char *k = keyword(&t);
 
-		if (negate_next && strcmp(k, "string") && strcmp(k, "hex-string")) {
-			say(err, errlen, "'!' must come right before string or "
-			    "hex-string, not '%s'", t.text);
+		if (negate_next && strcmp(k, "string") &&
+		    strcmp(k, "hex-string")) {
+			say(err, errlen,
+			    "'!' must come right before string or "
+			    "hex-string, not '%s'",
+			    t.text);
 			goto bad_t;
 		}
 		/* words without a value */
@@ -243,7 +248,8 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 		}
 		if (strcmp(k, "class") && strcmp(k, "algo") &&
 		    strcmp(k, "string") && strcmp(k, "hex-string") &&
-		    strcmp(k, "from") && strcmp(k, "to") && strcmp(k, "layer")) {
+		    strcmp(k, "from") && strcmp(k, "to") &&
+		    strcmp(k, "layer")) {
 			say(err, errlen,
 			    "unknown word '%s' (expected class, algo, string, "
 			    "hex-string, from, to, layer, icase, invert or !)",
@@ -260,15 +266,18 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 		if (!strcmp(k, "class")) {
 			if (!v.len || memchr(v.text, '\0', v.len) ||
 			    strpbrk(v.text, " \t\r\n\"\\")) {
-				say(err, errlen, "bad class name '%s' (one word "
-				    "without quotes or backslashes)", v.text);
+				say(err, errlen,
+				    "bad class name '%s' (one word "
+				    "without quotes or backslashes)",
+				    v.text);
 				goto bad_tv;
 			}
 			free(r->class_name);
 			r->class_name = v.text;
 		} else if (!strcmp(k, "algo")) {
 			if (!v.len || v.len > TS_NAME_MAX) {
-				say(err, errlen, "bad algorithm name '%s'", v.text);
+				say(err, errlen, "bad algorithm name '%s'",
+				    v.text);
 				goto bad_tv;
 			}
 			if (check_algo(v.text, err, errlen))
@@ -278,11 +287,14 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 			free(v.text);
 		} else if (!strcmp(k, "string") || !strcmp(k, "hex-string")) {
 			if (r->pattern) {
-				say(err, errlen, "a second '%s': one string per "
-				    "rule", t.text);
+				say(err, errlen,
+				    "a second '%s': one string per "
+				    "rule",
+				    t.text);
 				goto bad_tv;
 			}
-			if (!strcmp(k, "hex-string") && parse_hex(&v, err, errlen))
+			if (!strcmp(k, "hex-string") &&
+			    parse_hex(&v, err, errlen))
 				goto bad_tv;
 			if (v.len == 0) {
 				say(err, errlen, "empty %s", k);
@@ -294,8 +306,9 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 			r->pattern = (u8 *)v.text;
 			r->len = (unsigned int)v.len;
 		} else if (!strcmp(k, "from") || !strcmp(k, "to")) {
-			if (parse_offset(t.text, v.text, !strcmp(k, "from") ?
-					 &r->from : &r->to, err, errlen))
+			if (parse_offset(t.text, v.text,
+					 !strcmp(k, "from") ? &r->from : &r->to,
+					 err, errlen))
 				goto bad_tv;
 			free(v.text);
 		} else {
@@ -306,8 +319,10 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 			else if (!strcmp(v.text, "payload"))
 				r->layer = LAYER_PAYLOAD;
 			else {
-				say(err, errlen, "unknown layer '%s' (network, "
-				    "transport or payload)", v.text);
+				say(err, errlen,
+				    "unknown layer '%s' (network, "
+				    "transport or payload)",
+				    v.text);
 				goto bad_tv;
 			}
 			free(v.text);
@@ -317,7 +332,8 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 	if (got < 0)
 		return -1;
 	if (negate_next) {
-		say(err, errlen, "'!' at the end: it goes before string or "
+		say(err, errlen,
+		    "'!' at the end: it goes before string or "
 		    "hex-string");
 		return -1;
 	}
@@ -408,7 +424,7 @@ int ruleset_load_file(struct ruleset *rs, const char *path, char *err,
 		if (got == 1)
 			free(t.text);
 		if (got == 0)
-			continue;	/* blank or comment */
+			continue; /* blank or comment */
 		snprintf(where, sizeof(where), "%s:%zu", path, lineno);
 		if (ruleset_add(rs, line, where, err, errlen)) {
 			ret = -1;
@@ -458,12 +474,15 @@ int ruleset_prepare(struct ruleset *rs, const char *algo, char *err,
 			int e = (int)PTR_ERR(c);
 
 			if (e == -ENOENT)
-				say(err, errlen, "rule %zu (%s): unknown "
-				    "algorithm '%s'", i + 1, r->class_name,
-				    r->algo);
+				say(err, errlen,
+				    "rule %zu (%s): unknown "
+				    "algorithm '%s'",
+				    i + 1, r->class_name, r->algo);
 			else
-				say(err, errlen, "rule %zu (%s): algorithm "
-				    "'%s': %s", i + 1, r->class_name, r->algo,
+				say(err, errlen,
+				    "rule %zu (%s): algorithm "
+				    "'%s': %s",
+				    i + 1, r->class_name, r->algo,
 				    textsearch_last_error());
 			return -1;
 		}

@@ -19,9 +19,9 @@
 
 /* Where a rule's from/to offsets start. */
 enum rule_layer {
-	LAYER_NETWORK,		/* the IP header (xt_string) */
-	LAYER_TRANSPORT,	/* the TCP/UDP/... header (em_text) */
-	LAYER_PAYLOAD,		/* after the transport header (ngrep; for
+	LAYER_NETWORK,	 /* the IP header (xt_string) */
+	LAYER_TRANSPORT, /* the TCP/UDP/... header (em_text) */
+	LAYER_PAYLOAD,	 /* after the transport header (ngrep; for
 				   ICMP after type, code and checksum) */
 };
 
@@ -29,22 +29,22 @@ enum rule_layer {
 
 struct rule {
 	char *class_name;	/* label; "ruleN" when not given */
-	unsigned int class_idx;	/* into ruleset.classes */
+	unsigned int class_idx; /* into ruleset.classes */
 	char algo[TS_NAME_MAX + 1];
-	bool algo_given;	/* else --algo may choose */
+	bool algo_given; /* else --algo may choose */
 	u8 *pattern;
 	unsigned int len;
-	unsigned int from, to;	/* relative to the layer's first byte */
+	unsigned int from, to; /* relative to the layer's first byte */
 	enum rule_layer layer;
 	bool icase, invert;
 	bool skip_empty;	/* an empty layer never matches (ngrep) */
-	struct ts_config *conf;	/* read-only once prepared */
+	struct ts_config *conf; /* read-only once prepared */
 };
 
 struct ruleset {
 	struct rule *v;
 	size_t n, cap;
-	char **classes;		/* distinct labels, in order of appearance */
+	char **classes; /* distinct labels, in order of appearance */
 	size_t nclasses;
 };
 

@@ -18,12 +18,12 @@
 #define TSPKT_PROG "tspkt"
 
 struct tspkt_opts {
-	const char *read_file;	/* -r */
-	const char *iface;	/* -i */
-	char *filter;		/* BPF words joined, or NULL */
+	const char *read_file; /* -r */
+	const char *iface;     /* -i */
+	char *filter;	       /* BPF words joined, or NULL */
 	struct ruleset rules;
-	unsigned int workers;	/* -j */
-	unsigned int backlog;	/* --backlog */
+	unsigned int workers; /* -j */
+	unsigned int backlog; /* --backlog */
 	bool drop_on_overrun;
 	bool json;
 	bool counters_only;	/* -c */
@@ -31,18 +31,18 @@ struct tspkt_opts {
 	bool line_buffered;	/* -l, and always for -i */
 	bool promisc;		/* not with -p */
 	int verbose;		/* -v: report malformed frames */
-	const char *write_file;	/* -w */
+	const char *write_file; /* -w */
 	unsigned int snaplen;	/* -s, for -i */
 	uint64_t max_matches;	/* -n; 0: no limit */
 };
 
 /* Kept in every decoded buffer's cb, so -w can write the frame again. */
 struct pkt_cb {
-	uint64_t frame;		/* 1-based frame number in the capture */
-	uint32_t caplen;	/* as captured */
-	uint32_t wirelen;	/* as on the wire */
-	int64_t ts_ns;		/* capture time (defrag retimes a head) */
-	struct pkt_info *info;	/* set on the datagram given to the backlog */
+	uint64_t frame;	       /* 1-based frame number in the capture */
+	uint32_t caplen;       /* as captured */
+	uint32_t wirelen;      /* as on the wire */
+	int64_t ts_ns;	       /* capture time (defrag retimes a head) */
+	struct pkt_info *info; /* set on the datagram given to the backlog */
 };
 _Static_assert(sizeof(struct pkt_cb) <= sizeof(((struct sk_buff *)0)->cb),
 	       "struct pkt_cb must fit in skb->cb");
@@ -55,10 +55,10 @@ static inline struct pkt_cb *pkt_cb(struct sk_buff *skb)
 /* A datagram on its way through the backlog (heap, owned by the worker
  * once dequeued). */
 struct pkt_info {
-	uint64_t seq;		/* position in capture order, from 0 */
-	uint64_t frame;		/* the frame that completed it */
-	int64_t ts_ns;		/* and its time */
-	unsigned int nfrags;	/* 1, or the fragments it was made of */
+	uint64_t seq;	     /* position in capture order, from 0 */
+	uint64_t frame;	     /* the frame that completed it */
+	int64_t ts_ns;	     /* and its time */
+	unsigned int nfrags; /* 1, or the fragments it was made of */
 	struct pkt_meta meta;
 };
 

@@ -5,6 +5,6 @@
 TP_OPS(nodesc_ops, "nodesc");
 extern const struct ts_plugin textsearch_plugin;
 const struct ts_plugin textsearch_plugin = {
-	TEXTSEARCH_PLUGIN_ABI, (unsigned int)sizeof(struct ts_ops),
-	&nodesc_ops, "hidden descriptor"
+	TEXTSEARCH_PLUGIN_ABI, (unsigned int)sizeof(struct ts_ops), &nodesc_ops,
+	"hidden descriptor"
 };

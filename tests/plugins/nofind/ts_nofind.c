@@ -8,4 +8,3 @@ static struct ts_ops nofind_ops = {
 	.get_pattern_len = tp_get_pattern_len,
 };
 TEXTSEARCH_PLUGIN(nofind_ops, "cannot search");
-
