@@ -1028,6 +1028,111 @@ static void test_fixed_cases(void **st)
 	assert_no_diffs(diffs);
 }
 
+/*
+ * -m, -A, -B, -C and -NUM take what grep 3.8 takes, with its meaning: a
+ * count too big for the type is unlimited, and so is a negative -m (a
+ * negative context is an error); a sign and leading blanks are allowed,
+ * anything after the digits is not.  More than 21 digits of -NUM is an
+ * error in grep (its digit buffer), 21 are not.  With -v, grep 3.8 selects
+ * no line under a negative -m (a documented difference): tsgrep's -v -m -1
+ * is checked against grep -v without -m.
+ */
+static void test_count_arguments(void **st)
+{
+	static const char *const cases[][6] = {
+		{ "-m", "99999999999999999999", NULL },
+		{ "-m", "9223372036854775808", NULL },
+		{ "-m", "9223372036854775807", NULL },
+		{ "-m", "-1", NULL },
+		{ "-m", "-5", "-c", NULL },
+		{ "-m", "-99999999999999999999", NULL },
+		{ "-m", "-0", NULL },
+		{ "-m", "+2", NULL },
+		{ "-m", " 2", NULL },
+		{ "-m", "00", NULL },
+		{ "-m", "2x", NULL },
+		{ "-m", "0x3", NULL },
+		{ "-m", "", NULL },
+		{ "-m", "-", NULL },
+		{ "-m", "2 ", NULL },
+		{ "--max-count=99999999999999999999", NULL },
+		{ "--max-count=-1", "-A", "1", NULL },
+		{ "--max-count", "-3", NULL },
+		{ "-m-1", "-c", NULL },
+		{ "-A", "99999999999999999999", NULL },
+		{ "-B", "99999999999999999999", NULL },
+		{ "-C", "99999999999999999999", NULL },
+		{ "-A", "9223372036854775808", "-B", "1", NULL },
+		{ "-A", "+1", NULL },
+		{ "-B", " 1", NULL },
+		{ "-A", "-1", NULL },
+		{ "-B", "-99999999999999999999", NULL },
+		{ "-C", "1x", NULL },
+		{ "-C", "", NULL },
+		{ "--context=99999999999999999999", NULL },
+		{ "--context=-1", NULL },
+		{ "--after-context=99999999999999999999", NULL },
+		{ "--before-context=99999999999999999999", NULL },
+		{ "-999999999999999999999", NULL },
+		{ "-9999999999999999999999", NULL },
+		{ "-000000000000000000000000000000002", NULL },
+		{ "-m", "99999999999999999999", "-A", "99999999999999999999",
+		  NULL },
+	};
+	static const char *const files[] = { "t0", "t2" };
+	unsigned long before = n_invocations, diffs = 0;
+	size_t c, f;
+	int i;
+
+	(void)st;
+	for (c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		n_combos++;
+		for (f = 0; f < sizeof(files) / sizeof(*files); f++) {
+			struct inv v = { 0 };
+			char combo[128];
+
+			snprintf(combo, sizeof(combo), "counts:");
+			for (i = 0; cases[c][i]; i++) {
+				inv_add(&v, cases[c][i]);
+				snprintf(combo + strlen(combo),
+					 sizeof(combo) - strlen(combo), " %s",
+					 cases[c][i]);
+			}
+			inv_add(&v, "-n");
+			inv_add(&v, "-e");
+			inv_add(&v, "foo");
+			inv_add(&v, files[f]);
+			if (!compare(combo, &v, NULL))
+				diffs++;
+			inv_free(&v);
+		}
+	}
+	for (f = 0; f < sizeof(files) / sizeof(*files); f++) {
+		char *gargv[] = { "grep", "-F", "-v", "-n", "foo",
+				  (char *)files[f], NULL };
+		char *targv[] = { tsgrep_path, "-v", "-m", "-1", "-n", "foo",
+				  (char *)files[f], NULL };
+		struct child_result g, t;
+
+		run_prog(gargv, NULL, NULL, NULL, &g);
+		run_prog(targv, NULL, NULL, NULL, &t);
+		n_invocations++;
+		if (g.status != t.status || g.outlen != t.outlen ||
+		    memcmp(g.out, t.out, g.outlen)) {
+			printf("# DIFFERENCE [counts: -v -m -1]: tsgrep -v -m -1 "
+			       "-n foo %s: %zu bytes, status %d; grep -v -n: "
+			       "%zu, %d\n", files[f], t.outlen, t.status,
+			       g.outlen, g.status);
+			diffs++;
+		}
+		child_result_free(&g);
+		child_result_free(&t);
+	}
+	printf("# -m and context counts: %lu invocations\n",
+	       n_invocations - before);
+	assert_no_diffs(diffs);
+}
+
 /* tsgrep's own options given bad values: exit 2, a message, no output. */
 static void test_bad_tsgrep_options(void **st)
 {
@@ -1755,6 +1860,9 @@ static const char *const documented_differences[] = {
 	"(compared as sorted lines)",
 	"-i: tsgrep folds ISO-8859-1 letters in every locale, grep -F in the "
 	"C locale only ASCII (checked in test_latin1_folding)",
+	"-v with a negative -m: grep 3.8 selects no line (yet prints "
+	"context, and -q succeeds), tsgrep takes it as no limit, as grep's "
+	"manual says (checked in test_count_arguments)",
 	"a NUL after a line longer than a 96 KiB read: grep and tsgrep no "
 	"longer read at the same offsets, so the lines printed before "
 	"\"binary file matches\" may differ (not compared: the test's "
@@ -1821,6 +1929,7 @@ int main(void)
 		cmocka_unit_test(test_mapped_files),
 		cmocka_unit_test(test_mapped_file_shrinks),
 		cmocka_unit_test(test_fixed_cases),
+		cmocka_unit_test(test_count_arguments),
 		cmocka_unit_test(test_bad_tsgrep_options),
 		cmocka_unit_test(test_hex_fsm_equivalence),
 		cmocka_unit_test(test_fsm_anchors),

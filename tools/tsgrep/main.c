@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,40 @@ static long long parse_num(const char *opt, const char *arg)
 	return v;
 }
 
+/*
+ * A -m or context count, read as grep 3.8 reads it (xstrtoimax): leading
+ * blanks and a sign are allowed, anything after the digits is not, and a
+ * value past the range of the type stays at its bound, so that a huge
+ * count means "no limit".  False if @arg is not a number.
+ */
+static bool parse_count(const char *arg, long long *value)
+{
+	char *end;
+
+	errno = 0;
+	*value = strtoll(arg, &end, 10);
+	return end != arg && !*end && (!errno || errno == ERANGE);
+}
+
+static long long context_arg(const char *arg)
+{
+	long long value;
+
+	if (!parse_count(arg, &value) || value < 0)
+		die("invalid context length argument: '%s'", arg);
+	return value;
+}
+
+/* A negative -m is no limit, as in grep. */
+static long long max_count_arg(const char *arg)
+{
+	long long value;
+
+	if (!parse_count(arg, &value))
+		die("invalid max count argument: '%s'", arg);
+	return value < 0 ? -1 : value;
+}
+
 enum {
 	O_BINFILES = 256, O_COLOR, O_LINEBUF, O_ALGO, O_HEX, O_FSM,
 	O_COUNTM, O_BLOCK, O_JSON, O_STATS, O_HELP, O_CHUNK
@@ -248,13 +283,13 @@ static void apply(struct state *s, int opt, const char *arg, const char *nm)
 		printf(TSG_PROG " (textsearch) %s\n",
 		       textsearch_version_string());
 		exit(0);
-	case 'A': c->after = parse_num("context length", arg); break;
-	case 'B': c->before = parse_num("context length", arg); break;
+	case 'A': c->after = context_arg(arg); break;
+	case 'B': c->before = context_arg(arg); break;
 	case 'C':
 		/* as grep: -A and -B win over -C whatever the order */
-		s->context = parse_num("context length", arg);
+		s->context = context_arg(arg);
 		break;
-	case 'm': c->max_count = parse_num("max count", arg); break;
+	case 'm': c->max_count = max_count_arg(arg); break;
 	case 'j':
 		c->jobs = (int)parse_num("jobs", arg);
 		if (c->jobs < 1 || c->jobs > 1024)
@@ -309,6 +344,30 @@ static void apply(struct state *s, int opt, const char *arg, const char *nm)
 		(void)nm;
 		usage_exit();
 	}
+}
+
+/*
+ * -NUM: a run of digits is one context length.  grep gathers them in a
+ * buffer of 21 digits, leading zeros dropped, and rejects a longer run.
+ * Returns the byte after the run.
+ */
+static const char *apply_digits(struct state *s, const char *p)
+{
+	char num[24];
+	size_t len = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (len == 1 && num[0] == '0')
+			len = 0;
+		if (len == 21) {
+			num[len] = '\0';
+			die("invalid context length argument: '%s...'", num);
+		}
+		num[len++] = *p;
+	}
+	num[len] = '\0';
+	apply(s, 'C', num, "C");
+	return p;
 }
 
 /* Returns the operands (non-options) in order, in argv itself. */
@@ -370,17 +429,7 @@ static int parse_args(struct state *s, int argc, char **argv)
 		/* a cluster of short options; -NUM is -C NUM */
 		for (char *p = a + 1; *p; p++) {
 			if (*p >= '0' && *p <= '9') {
-				char *q = p;
-				while (*q >= '0' && *q <= '9')
-					q++;
-				char num[32];
-				size_t n = (size_t)(q - p);
-				if (n >= sizeof(num))
-					n = sizeof(num) - 1;
-				memcpy(num, p, n);
-				num[n] = '\0';
-				apply(s, 'C', num, "C");
-				p = q - 1;
+				p = (char *)apply_digits(s, p) - 1;
 				continue;
 			}
 			if (strchr(short_with_arg, *p)) {
