@@ -944,6 +944,100 @@ static void test_mapped_file_shrinks(void **st)
 	assert_no_diffs(diffs);
 }
 
+/*
+ * A mapped file that grows while tsgrep reads it: as grep, tsgrep must read
+ * on to the end of what is there when it gets there.  No timing is
+ * involved: every line of the 8 MiB file matches and is printed, so tsgrep
+ * cannot get further ahead of this reader than the pipe and its own
+ * buffers hold (well under 2 MiB); after the first byte has been read the
+ * file is mapped at its first size, and the lines appended then are far
+ * ahead of tsgrep.  The last line is unfinished when the file is mapped
+ * and completed by the append.  The result must be grep's on the grown
+ * file.
+ */
+static void test_mapped_file_grows(void **st)
+{
+	char path[4400], *argv[] = { tsgrep_path, "-n", "needle", path, NULL };
+	char *gargv[] = { "grep", "-F", "-n", "needle", "grows", NULL };
+	static const char more[] = " and its end\nappended needle one\n"
+				   "appended, no match\nappended needle, last";
+	char errp[4400], buf[65536], ts[64], gs[64];
+	int out[2], status, fd;
+	size_t errlen;
+	unsigned long diffs = 0;
+	struct buf b = { 0 }, got = { 0 };
+	struct child_result g;
+	ssize_t n;
+	pid_t pid;
+	char *err;
+
+	(void)st;
+	snprintf(path, sizeof(path), "%s/grows", work);
+	snprintf(errp, sizeof(errp), "%s/grows.err", capdir);
+	while (b.len < (8u << 20))
+		buf_adds(&b, "a needle in every line of the first part\n");
+	buf_adds(&b, "an unfinished needle line");
+	write_file("grows", b.p, b.len);
+	free(b.p);
+	assert_int_equal(pipe(out), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (e < 0 || dup2(out[1], 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		close(out[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(out[1]);
+	/* the first byte: tsgrep has mapped the file at its first size */
+	n = read(out[0], buf, 1);
+	assert_true(n == 1);
+	buf_add(&got, buf, 1);
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, more, sizeof(more) - 1),
+			 (ssize_t)sizeof(more) - 1);
+	assert_int_equal(close(fd), 0);
+	while ((n = read(out[0], buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		assert_true(n > 0);
+		buf_add(&got, buf, (size_t)n);
+	}
+	close(out[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	err = slurp(errp, &errlen);
+	run_prog(gargv, NULL, NULL, NULL, &g);
+	n_invocations++;
+	child_status_text(status, ts, sizeof(ts));
+	child_status_text(g.status, gs, sizeof(gs));
+	printf("# a mapped 8 MiB file grown while searched: tsgrep %s, %zu "
+	       "bytes out; grep on the grown file %s, %zu bytes\n", ts,
+	       got.len, gs, g.outlen);
+	if (strcmp(ts, gs) || got.len != g.outlen ||
+	    memcmp(got.p, g.out, g.outlen) || errlen) {
+		size_t at = 0;
+
+		while (at < g.outlen && at < got.len && g.out[at] == got.p[at])
+			at++;
+		printf("# DIFFERENCE [mapped]: the lines appended to a mapped "
+		       "file were not searched as grep searches them, stderr "
+		       "\"%.100s\"\n", err);
+		show_bytes("grep  ", g.out, g.outlen, at);
+		show_bytes("tsgrep", got.p, got.len, at);
+		diffs++;
+	}
+	child_result_free(&g);
+	free(got.p);
+	free(err);
+	assert_no_diffs(diffs);
+}
+
 /* Fixed cases: edge patterns, errors that grep also has. */
 static void test_fixed_cases(void **st)
 {
@@ -1928,6 +2022,7 @@ int main(void)
 		cmocka_unit_test(test_recursive),
 		cmocka_unit_test(test_mapped_files),
 		cmocka_unit_test(test_mapped_file_shrinks),
+		cmocka_unit_test(test_mapped_file_grows),
 		cmocka_unit_test(test_fixed_cases),
 		cmocka_unit_test(test_count_arguments),
 		cmocka_unit_test(test_bad_tsgrep_options),

@@ -13,6 +13,9 @@
  * read completes, and counts the event; the engine then asks
  * tsg_map_shrunk(), which compares the file's size, and reports the file as
  * changed instead of searching zeros.
+ *
+ * The mapping is the file at the size it had when opened: its last slice
+ * and whatever was appended since are read (search.c), as grep would.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <errno.h>

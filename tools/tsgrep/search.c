@@ -728,6 +728,39 @@ static int has_hole(int fd)
 #endif
 }
 
+/*
+ * The end of a mapped file is read, not mapped: the mapping holds the file
+ * as it was when it was opened, and grep reads on to the end of what is
+ * there, lines appended meanwhile included.  The bytes the engine still
+ * holds move to a buffer of its own; reading goes on from the mapping's
+ * last slice, in the same chunks, so reads fall where they would have.
+ */
+static int leave_mapping(struct eng *E)
+{
+	size_t cap = E->len + E->c->chunk;
+	unsigned char *b;
+
+	if (cap >= UINT_MAX - 1) {
+		errno = EFBIG;
+		return -1;
+	}
+	b = malloc(cap);
+	if (!b) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(b, E->buf, E->len);
+	if (lseek(E->fd, (off_t)E->map_off, SEEK_SET) < 0) {
+		free(b);
+		return -1;
+	}
+	tsg_map_close(&E->map);
+	E->buf = b;
+	E->cap = cap;
+	E->mapped = 0;
+	return 0;
+}
+
 static int read_more(struct eng *E, size_t *got)
 {
 	const struct tsg_cfg *c = E->c;
@@ -759,6 +792,9 @@ static int read_more(struct eng *E, size_t *got)
 		if (E->ll)
 			E->ll_scan -= keep;
 	}
+	if (E->mapped && E->map.size - E->map_off < c->chunk &&
+	    leave_mapping(E))
+		return -1;
 	if (E->mapped) {
 		/* slices of the size reads have: a NUL makes the rest of
 		 * the file binary from the read that holds it, as in grep */
@@ -912,7 +948,9 @@ long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
 			process(&E, E.pos, rend);
 			E.pos = rend;
 		}
-		if (E.mapped && tsg_map_shrunk(&E.map)) {
+		/* also once the rest is read: copying the mapped tail may
+		 * have met a lost page */
+		if (E.map.size && tsg_map_shrunk(&E.map)) {
 			E.shrunk = 1; /* what it read of the lost pages is zeros */
 			if (!c->no_messages)
 				out_error(o, TSG_PROG ": %s: file shrank while "
@@ -952,9 +990,8 @@ done:
 	st->matches += c->count_matches || c->stats ? E.nmatch : 0;
 	free(E.cache);
 	free(E.subs);
-	if (E.mapped)
-		tsg_map_close(&E.map);
-	else
+	if (!E.mapped)
 		free(E.buf);
+	tsg_map_close(&E.map);
 	return ret;
 }

@@ -138,13 +138,15 @@ struct tsg_map {
 };
 
 /* Map @fd if it is a regular file worth mapping, read from its start: 1 if
- * mapped (then @m->base holds the whole file), 0 to read it instead. */
+ * mapped (then @m->base holds the whole file as it is now; what is
+ * appended later is read), 0 to read it instead. */
 int tsg_map_open(struct tsg_map *m, int fd);
 /* The engine no longer needs the bytes before @p: let their pages go. */
 void tsg_map_drop_before(struct tsg_map *m, const unsigned char *p);
 /* Whether the file shrank under the mapping (its lost pages read as
  * zeros): then its contents cannot be trusted. */
 int tsg_map_shrunk(struct tsg_map *m);
+/* Unmap (@m->size stays set, so tsg_map_shrunk() still answers). */
 void tsg_map_close(struct tsg_map *m);
 
 /* ---- json (json.c) ---- */
