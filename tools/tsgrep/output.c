@@ -2,8 +2,8 @@
  * output.c - tsgrep's output: per-file buffers, line heads, GREP_COLORS.
  *
  * stdout is written with write(2) through each file's own buffer, never
- * stdio: a worker thread owns its buffer, and only the job that is "head"
- * (the oldest unfinished one, see jobs.c) may write to the descriptor, so
+ * stdio: a worker thread owns its buffer, and only the file that is "head"
+ * (the oldest unfinished one, see order.c) may write to the descriptor, so
  * no lock is needed on the hot path and output keeps argument order.
  */
 #include <errno.h>
@@ -93,15 +93,10 @@ void out_puts(struct tsg_out *o, const char *s)
 	out_put(o, s, strlen(s));
 }
 
-/* Defined in jobs.c: lets a buffering job become head (and write directly)
- * as soon as the jobs before it are done, and waits when its buffer is
- * full, which bounds memory. */
-void job_output_point(struct tsg_out *o);
-
 void out_eol(const struct tsg_cfg *c, struct tsg_out *o)
 {
 	if (!o->direct)
-		job_output_point(o);
+		order_output_point(o);
 	if (o->direct && c->line_flush)
 		out_flush_direct(o);
 }

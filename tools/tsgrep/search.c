@@ -370,8 +370,6 @@ static void context_lines(struct eng *E, size_t a, size_t b)
 	}
 }
 
-void job_lead_sep(struct tsg_out *o, const struct tsg_cfg *c);
-
 static uint64_t matches_in_line(struct eng *E, size_t ls, size_t le)
 {
 	uint64_t k = 0;
@@ -485,7 +483,7 @@ static void select_line(struct eng *E, size_t ls, size_t le, size_t nx)
 				 apart: it starts a new group */
 	if ((c->before >= 0 || c->after >= 0) && !in_run) {
 		if (!E->used)
-			job_lead_sep(E->o, c);
+			order_lead_sep(E->o, c);
 		else if (!E->have_out || E->base + g != E->last_out_end)
 			out_group_sep(c, E->o);
 	}
@@ -685,7 +683,7 @@ static void long_finish(struct eng *E, size_t le, size_t nx)
 				E->nmatch += E->ll_nmatch;
 			if (c->before >= 0 || c->after >= 0) {
 				if (!E->used)
-					job_lead_sep(E->o, c);
+					order_lead_sep(E->o, c);
 				else if (!E->have_out ||
 					 E->ll_start != E->last_out_end)
 					out_group_sep(c, E->o);
@@ -875,7 +873,7 @@ long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
 
 	for (;;) {
 		size_t got = 0;
-		if (o->quit_at && atomic_load(o->quit_at) < o->idx)
+		if (order_quit_before(o))
 			break; /* -q matched in an earlier file */
 		if (read_more(&E, &got)) {
 			if (!c->no_messages)

@@ -3,10 +3,10 @@
  * libtextsearch.
  *
  * The pieces: main.c (options, patterns, exit status), walk.c (-r file
- * lists), jobs.c (worker threads, output in argument order), search.c
- * (the chunked line engine), mapped.c (regular files mapped, not read),
- * output.c (line heads, color, context
- * separators, ordered output buffers), json.c (--json).
+ * lists), jobs.c (worker threads), order.c (which file's output may be
+ * written: argument order), search.c (the chunked line engine), mapped.c
+ * (regular files mapped, not read), output.c (output buffers, line heads,
+ * color, context separators), json.c (--json).
  *
  * Everything in struct tsg_cfg is written once by main() before any worker
  * starts and is read-only afterwards, so workers share it without locks.
@@ -14,7 +14,9 @@
 #ifndef TSGREP_H
 #define TSGREP_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,12 +68,13 @@ struct tsg_cfg {
 
 /* ---- output (output.c) ---- */
 
-struct tsg_job;
+struct tsg_order;
 
-/* Output of one file: written straight to stdout while its job is the
- * oldest unfinished one, buffered otherwise (see jobs.c). */
+/* Output of one file: written straight to stdout while it is the oldest
+ * unfinished one, buffered otherwise (see order.c). */
 struct tsg_out {
-	struct tsg_job *job;
+	struct tsg_order *order; /* NULL: not ordered, written as it comes */
+	size_t idx;    /* the file's place in argument order */
 	char *buf;
 	size_t len, cap;
 	int direct;
@@ -81,10 +84,7 @@ struct tsg_out {
 	int lead_sep;  /* first group of this file wants "--" if anything
 			  was output before it (decided in order) */
 	int used;      /* this file selected a line in printing mode */
-	/* -q: index of the first file that matched (SIZE_MAX if none);
-	 * files after it stop and print nothing, as grep exits there */
-	_Atomic size_t *quit_at;
-	size_t idx;
+	int done;      /* the file is searched (set under the order's lock) */
 };
 
 struct tsg_msg {
@@ -114,6 +114,41 @@ void out_head(const struct tsg_cfg *c, struct tsg_out *o, const char *name,
 	      uint64_t lineno, uint64_t off, char sep);
 void out_group_sep(const struct tsg_cfg *c, struct tsg_out *o);
 void colors_init(struct tsg_colors *col, const char *env);
+
+/* ---- output order (order.c) ---- */
+
+/* The files' outputs of one run, and which of them may write now. */
+struct tsg_order {
+	const struct tsg_cfg *cfg;
+	struct tsg_out *outs;     /* one per file, in argument order */
+	size_t count;
+	atomic_size_t head;       /* the oldest unfinished file */
+	pthread_mutex_t lock;
+	pthread_cond_t head_moved;
+	int used;  /* some file selected a line in printing mode (grep's
+		      "used": the next group gets a "--" before it) */
+	/* -q: index of the first file that matched (SIZE_MAX if none);
+	 * files after it stop and print nothing, as grep exits there */
+	_Atomic size_t quit_at;
+};
+
+/* 0, or -1 when out of memory. */
+int order_init(struct tsg_order *order, const struct tsg_cfg *cfg,
+	       size_t count);
+void order_destroy(struct tsg_order *order);
+/* May this file write yet: called at the end of each output line, it
+ * lets a buffering file write directly as soon as the files before it
+ * are done, and waits while its buffer is full, which bounds memory. */
+void order_output_point(struct tsg_out *out);
+/* The group separator before a file's first group: written if anything
+ * was printed before it in argument order (decided when known). */
+void order_lead_sep(struct tsg_out *out, const struct tsg_cfg *cfg);
+/* The file is searched: write what is due, in order. */
+void order_finish(struct tsg_out *out);
+/* -q: whether an earlier file matched, ending the run before this one. */
+int order_quit_before(const struct tsg_out *out);
+/* -q: this file matched. */
+void order_quit_at(struct tsg_out *out);
 
 /* ---- search (search.c) ---- */
 
