@@ -1058,6 +1058,9 @@ static void test_fixed_cases(void **st)
 		{ "-c", "xyzzy", "long", NULL },
 		{ "-n", "foo", "long", NULL },
 		{ "-C", "1", "-n", "foo", "long", NULL },
+		/* -m stops at a long line: its after-context still comes */
+		{ "-m", "1", "-A", "2", "xyzzy", "long", NULL },
+		{ "-m", "2", "-A", "3", "-n", "needle", "long", NULL },
 		{ "-c", "", "empty", "nl-only", NULL },
 		{ "-L", "", "empty", "nl-only", NULL },
 		{ "-n", "", "nl-only", NULL },

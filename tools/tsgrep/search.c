@@ -662,7 +662,8 @@ static void long_finish(struct eng *E, size_t le, size_t nx)
 	const struct tsg_cfg *c = E->c;
 	long_scan(E, le, le);
 	E->ll = 0;
-	int selected = E->ll_matched ^ c->invert;
+	/* after -m, only after-context is left: every line is context */
+	int selected = (E->ll_matched ^ c->invert) && !E->maxed;
 	uint64_t end = E->base + le;
 	if (selected) {
 		E->nsel++;
@@ -695,8 +696,13 @@ static void long_finish(struct eng *E, size_t le, size_t nx)
 			E->pending = c->after > 0 ? c->after : 0;
 			E->used = 1;
 		}
-		if (c->max_count >= 0 && E->nsel >= c->max_count)
-			E->stop = 1;
+		/* as in select_line(): the after-context still comes */
+		if (c->max_count >= 0 && E->nsel >= c->max_count) {
+			if (E->pending > 0)
+				E->maxed = 1;
+			else
+				E->stop = 1;
+		}
 	} else if (E->pending > 0 && !E->binary) {
 		if (!c->only)
 			print_long(E, E->ll_start, end, '-');
@@ -704,6 +710,8 @@ static void long_finish(struct eng *E, size_t le, size_t nx)
 		E->last_out_end = E->base + nx;
 		E->pending--;
 	}
+	if (E->maxed && E->pending <= 0)
+		E->stop = 1;
 }
 
 /* GNU grep treats a file with a hole as binary before reading it. */
