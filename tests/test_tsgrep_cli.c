@@ -1216,9 +1216,9 @@ static void test_count_arguments(void **st)
 		n_invocations++;
 		if (g.status != t.status || g.outlen != t.outlen ||
 		    memcmp(g.out, t.out, g.outlen)) {
-			printf("# DIFFERENCE [counts: -v -m -1]: tsgrep -v -m -1 "
-			       "-n foo %s: %zu bytes, status %d; grep -v -n: "
-			       "%zu, %d\n", files[f], t.outlen, t.status,
+			printf("# DIFFERENCE [counts: -v -m -1]: tsgrep -v -m "
+			       "-1 -n foo %s: %zu bytes, status %d; grep -v "
+			       "-n: %zu, %d\n", files[f], t.outlen, t.status,
 			       g.outlen, g.status);
 			diffs++;
 		}

@@ -178,6 +178,7 @@ static uint64_t count_newlines(const unsigned char *p, size_t len)
 	uint64_t count = 0;
 #ifdef __SSE2__
 	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+	const __m128i *at;
 	__m128i lanes, bytes, sums;
 	size_t rounds, i;
 
@@ -185,7 +186,8 @@ static uint64_t count_newlines(const unsigned char *p, size_t len)
 		rounds = len / 16 < 255 ? len / 16 : 255;
 		lanes = zero;
 		for (i = 0; i < rounds; i++, p += 16) {
-			bytes = _mm_loadu_si128((const __m128i *)(const void *)p);
+			at = (const __m128i *)(const void *)p;
+			bytes = _mm_loadu_si128(at);
 			lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(bytes, nl));
 		}
 		sums = _mm_sad_epu8(lanes, zero);
