@@ -24,8 +24,19 @@
 
 #define TSG_PROG "tsgrep"
 
-enum tsg_binary { TSG_BIN_BINARY, TSG_BIN_TEXT, TSG_BIN_WITHOUT_MATCH };
-enum tsg_list { TSG_LIST_NONE, TSG_LIST_MATCHING, TSG_LIST_NONMATCHING };
+/* --binary-files */
+enum tsg_binary {
+	TSG_BIN_BINARY,
+	TSG_BIN_TEXT,
+	TSG_BIN_WITHOUT_MATCH,
+};
+
+/* -l and -L */
+enum tsg_list {
+	TSG_LIST_NONE,
+	TSG_LIST_MATCHING,
+	TSG_LIST_NONMATCHING,
+};
 
 struct tsg_pattern {
 	struct ts_config *conf;
@@ -46,24 +57,33 @@ struct tsg_cfg {
 	int match_all; /* an empty pattern was given: every line matches */
 	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
 
-	int invert, count, only, byte_off, line_num, quiet, no_messages;
+	int invert;       /* -v */
+	int count;        /* -c */
+	int only;         /* -o */
+	int byte_off;     /* -b */
+	int line_num;     /* -n */
+	int quiet;        /* -q */
+	int no_messages;  /* -s */
 	enum tsg_list list;
-	int with_fname; /* 1 print names, 0 don't, -1 only once -r enters a dir */
-	int null_after_name;
-	int recursive, deref;
+	/* 1 print names, 0 don't, -1 only once -r enters a directory */
+	int with_fname;
+	int null_after_name; /* -Z */
+	int recursive;    /* -r */
+	int deref;        /* -R */
 	enum tsg_binary binary;
 	long long before, after; /* -1: no context option given */
 	long long max_count;     /* -1: unlimited */
 	int color;
 	struct tsg_colors colors;
-	int count_matches, json, stats;
+	int count_matches; /* --count-matches */
+	int json;
+	int stats;
 	size_t block_size; /* 0: contiguous search of each window */
 	size_t chunk;      /* bytes read at a time */
 	int jobs;
 	int utf8;        /* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
 	int line_flush;  /* flush after every output line */
-	int out_is_devnull;
 };
 
 /* ---- output (output.c) ---- */
@@ -92,28 +112,28 @@ struct tsg_msg {
 	char *text;
 };
 
-void out_put(struct tsg_out *o, const void *p, size_t n);
-void out_putc(struct tsg_out *o, char c);
-void out_puts(struct tsg_out *o, const char *s);
-void out_eol(const struct tsg_cfg *c, struct tsg_out *o);
-void out_error(struct tsg_out *o, const char *fmt, ...)
+void out_put(struct tsg_out *out, const void *data, size_t len);
+void out_putc(struct tsg_out *out, char ch);
+void out_puts(struct tsg_out *out, const char *str);
+void out_eol(const struct tsg_cfg *cfg, struct tsg_out *out);
+void out_error(struct tsg_out *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Write everything buffered to the real streams (caller owns stdout). */
-void out_drain(struct tsg_out *o);
-void out_free(struct tsg_out *o);
-void out_write_fd(int fd, const void *p, size_t n);
+void out_drain(struct tsg_out *out);
+void out_free(struct tsg_out *out);
+void out_write_fd(int fd, const void *data, size_t len);
 
-void out_sgr_start(const struct tsg_cfg *c, struct tsg_out *o,
+void out_sgr_start(const struct tsg_cfg *cfg, struct tsg_out *out,
 		   const char *sgr);
-void out_sgr_end(const struct tsg_cfg *c, struct tsg_out *o,
+void out_sgr_end(const struct tsg_cfg *cfg, struct tsg_out *out,
 		 const char *sgr);
-void out_filename(const struct tsg_cfg *c, struct tsg_out *o,
+void out_filename(const struct tsg_cfg *cfg, struct tsg_out *out,
 		  const char *name);
-void out_sep(const struct tsg_cfg *c, struct tsg_out *o, char sep);
-void out_head(const struct tsg_cfg *c, struct tsg_out *o, const char *name,
+void out_sep(const struct tsg_cfg *cfg, struct tsg_out *out, char sep);
+void out_head(const struct tsg_cfg *cfg, struct tsg_out *out, const char *name,
 	      uint64_t lineno, uint64_t off, char sep);
-void out_group_sep(const struct tsg_cfg *c, struct tsg_out *o);
-void colors_init(struct tsg_colors *col, const char *env);
+void out_group_sep(const struct tsg_cfg *cfg, struct tsg_out *out);
+void colors_init(struct tsg_colors *colors, const char *env);
 
 /* ---- output order (order.c) ---- */
 
@@ -158,7 +178,7 @@ struct tsg_file_stats {
 
 /* Search one open descriptor; @name is what output shows.  Returns the
  * number of selected lines, or -1 after a read error (reported). */
-long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
+long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out, int fd,
 		    const char *name, int show_name,
 		    struct tsg_file_stats *st);
 
@@ -173,23 +193,23 @@ struct tsg_map {
 };
 
 /* Map @fd if it is a regular file worth mapping, read from its start: 1 if
- * mapped (then @m->base holds the whole file as it is now; what is
+ * mapped (then @map->base holds the whole file as it is now; what is
  * appended later is read), 0 to read it instead. */
-int tsg_map_open(struct tsg_map *m, int fd);
-/* The engine no longer needs the bytes before @p: let their pages go. */
-void tsg_map_drop_before(struct tsg_map *m, const unsigned char *p);
+int tsg_map_open(struct tsg_map *map, int fd);
+/* The engine no longer needs the bytes before @pos: let their pages go. */
+void tsg_map_drop_before(struct tsg_map *map, const unsigned char *pos);
 /* Whether the file shrank under the mapping (its lost pages read as
  * zeros): then its contents cannot be trusted. */
-int tsg_map_shrunk(struct tsg_map *m);
-/* Unmap (@m->size stays set, so tsg_map_shrunk() still answers). */
-void tsg_map_close(struct tsg_map *m);
+int tsg_map_shrunk(struct tsg_map *map);
+/* Unmap (@map->size stays set, so tsg_map_shrunk() still answers). */
+void tsg_map_close(struct tsg_map *map);
 
 /* ---- json (json.c) ---- */
 
-void json_match(struct tsg_out *o, const char *path, uint64_t lineno,
+void json_match(struct tsg_out *out, const char *path, uint64_t lineno,
 		uint64_t off, const unsigned char *line, size_t len,
 		const size_t *sub, size_t nsub);
-int utf8_valid(const unsigned char *p, size_t n);
+int utf8_valid(const unsigned char *text, size_t len);
 
 /* ---- files (walk.c) and jobs (jobs.c) ---- */
 
@@ -206,11 +226,11 @@ struct tsg_filelist {
 	size_t n, cap;
 };
 
-void filelist_add(struct tsg_filelist *l, const char *path,
+void filelist_add(struct tsg_filelist *list, const char *path,
 		  const char *display, int show_name, int error);
-/* Expand one operand into @l (recursing into directories with -r, sorted
- * by name).  Returns 0, or -1 after an error was recorded. */
-void walk_operand(const struct tsg_cfg *c, struct tsg_filelist *l,
+/* Expand one operand into @list (recursing into directories with -r, sorted
+ * by name); errors are recorded in @list, reported in order. */
+void walk_operand(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 		  const char *operand, int implicit_dot);
 
 struct tsg_result {
@@ -219,7 +239,7 @@ struct tsg_result {
 	uint64_t bytes, files, matches, lines;
 };
 
-void run_jobs(const struct tsg_cfg *c, struct tsg_filelist *l,
+void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	      struct tsg_result *res);
 
 #endif
