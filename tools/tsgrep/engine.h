@@ -1,7 +1,8 @@
 /*
- * engine.h - the line engine's state, shared by search.c (windows of
- * whole lines) and longline.c (a line too long to hold, searched as it
- * streams by).  Not for the rest of tsgrep: they call search_fd().
+ * engine.h - the line engine's state, shared by search.c (reads, windows
+ * of whole lines, matches), select.c (what a selected line does) and
+ * longline.c (a line too long to hold, searched as it streams by).  Not
+ * for the rest of tsgrep: it calls search_fd().
  */
 #ifndef TSGREP_ENGINE_H
 #define TSGREP_ENGINE_H
@@ -77,10 +78,20 @@ void set_window(struct engine *eng, size_t rend);
 /* Leftmost match from @from (the longest of those starting there), or
  * NO_MATCH; *@end is its end. */
 size_t next_match(struct engine *eng, size_t from, size_t *end);
+size_t line_start(const struct engine *eng, size_t pos, size_t lo);
 size_t line_end(const struct engine *eng, size_t from, size_t hi);
 uint64_t lineno_at(struct engine *eng, size_t pos);
+
+/* ---- select.c ---- */
+
 void print_match_text(struct engine *eng, size_t start, size_t end,
 		      int selected);
+/* Lowest buffer position that -B may still print from. */
+size_t context_floor(const struct engine *eng);
+/* Lines of [from, to) that are not selected: after-context, if pending. */
+void context_lines(struct engine *eng, size_t from, size_t to);
+/* The line [ls, le) is selected; the next one starts at @next. */
+void select_line(struct engine *eng, size_t ls, size_t le, size_t next);
 
 /*
  * The policy for a selected line, the same for short and long lines

@@ -4,9 +4,10 @@
  *
  * The pieces: main.c (options, patterns, exit status), walk.c (-r file
  * lists), jobs.c (worker threads), order.c (which file's output may be
- * written: argument order), search.c (the chunked line engine), mapped.c
- * (regular files mapped, not read), output.c (output buffers, line heads,
- * color, context separators), json.c (--json).
+ * written: argument order), search.c (the chunked line engine, with
+ * select.c and longline.c behind engine.h), mapped.c (regular files
+ * mapped, not read), output.c (output buffers, line heads, color, context
+ * separators), json.c (--json).
  *
  * Everything in struct tsg_cfg is written once by main() before any worker
  * starts and is read-only afterwards, so workers share it without locks.
