@@ -900,13 +900,16 @@ int main(int argc, char **argv)
 		die("-i cannot be used with --fsm (the fsm algorithm does not "
 		    "support TS_IGNORECASE)");
 	compile(&opts);
-	if (cfg.max_count == 0 && cfg.list != TSG_LIST_NONMATCHING)
-		return 1; /* grep -m 0 reads and prints nothing (but -L) */
+	memset(&files, 0, sizeof(files));
+	if (cfg.max_count == 0 && cfg.list != TSG_LIST_NONMATCHING) {
+		/* grep -m 0 reads and prints nothing (but -L) */
+		free_all(&cfg, &opts, &files);
+		return 1;
+	}
 	settle_output(&opts);
 
 	if (cfg.with_fname == -1 && nops > 1)
 		cfg.with_fname = 1;
-	memset(&files, 0, sizeof(files));
 	if (!nops)
 		walk_operand(&cfg, &files, cfg.recursive ? "." : "-",
 			     cfg.recursive);
