@@ -17,137 +17,163 @@
 
 /* Strict UTF-8: no overlong forms, surrogates or code points past
  * U+10FFFF (what glibc's UTF-8 locales accept). */
-int utf8_valid(const unsigned char *p, size_t n)
+int utf8_valid(const unsigned char *text, size_t len)
 {
-	size_t i = 0;
-	while (i < n) {
-		unsigned char b = p[i];
-		if (b < 0x80) {
+	unsigned int lo, hi;
+	size_t i = 0, need, k;
+	unsigned char lead;
+
+	while (i < len) {
+		lead = text[i];
+		if (lead < 0x80) {
 			i++;
 			continue;
 		}
-		size_t need;
-		unsigned int lo = 0x80, hi = 0xBF;
-		if (b >= 0xC2 && b <= 0xDF) {
+		lo = 0x80;
+		hi = 0xBF;
+		if (lead >= 0xC2 && lead <= 0xDF) {
 			need = 1;
-		} else if (b >= 0xE0 && b <= 0xEF) {
+		} else if (lead >= 0xE0 && lead <= 0xEF) {
 			need = 2;
-			if (b == 0xE0)
+			if (lead == 0xE0)
 				lo = 0xA0;
-			else if (b == 0xED)
+			else if (lead == 0xED)
 				hi = 0x9F;
-		} else if (b >= 0xF0 && b <= 0xF4) {
+		} else if (lead >= 0xF0 && lead <= 0xF4) {
 			need = 3;
-			if (b == 0xF0)
+			if (lead == 0xF0)
 				lo = 0x90;
-			else if (b == 0xF4)
+			else if (lead == 0xF4)
 				hi = 0x8F;
 		} else {
 			return 0;
 		}
-		if (n - i - 1 < need)
+		if (len - i - 1 < need)
 			return 0;
-		if (p[i + 1] < lo || p[i + 1] > hi)
+		if (text[i + 1] < lo || text[i + 1] > hi)
 			return 0;
-		for (size_t k = 2; k <= need; k++)
-			if (p[i + k] < 0x80 || p[i + k] > 0xBF)
+		for (k = 2; k <= need; k++)
+			if (text[i + k] < 0x80 || text[i + k] > 0xBF)
 				return 0;
 		i += need + 1;
 	}
 	return 1;
 }
 
-static void json_escaped(struct tsg_out *o, const unsigned char *p, size_t n)
+/* The JSON escape of @byte, NULL if it stands for itself. */
+static const char *json_escape(unsigned char byte, char *buf)
 {
 	static const char hex[] = "0123456789abcdef";
-	out_putc(o, '"');
-	size_t run = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char b = p[i];
-		const char *esc = NULL;
-		char u[7];
-		switch (b) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		default:
-			if (b < 0x20 || b == 0x7f) {
-				memcpy(u, "\\u00", 4);
-				u[4] = hex[b >> 4];
-				u[5] = hex[b & 15];
-				u[6] = '\0';
-				esc = u;
-			}
-		}
+
+	switch (byte) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	}
+	if (byte >= 0x20 && byte != 0x7f)
+		return NULL;
+	memcpy(buf, "\\u00", 4);
+	buf[4] = hex[byte >> 4];
+	buf[5] = hex[byte & 15];
+	buf[6] = '\0';
+	return buf;
+}
+
+static void json_escaped(struct tsg_out *out, const unsigned char *text,
+			 size_t len)
+{
+	size_t run = 0, i;
+	const char *esc;
+	char buf[7];
+
+	out_putc(out, '"');
+	for (i = 0; i < len; i++) {
+		esc = json_escape(text[i], buf);
 		if (esc) {
-			out_put(o, p + run, i - run);
-			out_puts(o, esc);
+			out_put(out, text + run, i - run);
+			out_puts(out, esc);
 			run = i + 1;
 		}
 	}
-	out_put(o, p + run, n - run);
-	out_putc(o, '"');
+	out_put(out, text + run, len - run);
+	out_putc(out, '"');
 }
 
-static void json_base64(struct tsg_out *o, const unsigned char *p, size_t n)
+static void json_base64(struct tsg_out *out, const unsigned char *data,
+			size_t len)
 {
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	out_putc(o, '"');
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned int v = (unsigned int)p[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned int)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		char q[4] = {tab[(v >> 18) & 63], tab[(v >> 12) & 63],
-			     i + 1 < n ? tab[(v >> 6) & 63] : '=',
-			     i + 2 < n ? tab[v & 63] : '='};
-		out_put(o, q, 4);
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		"0123456789+/";
+	unsigned int bits;
+	char quad[4];
+	size_t i;
+
+	out_putc(out, '"');
+	for (i = 0; i < len; i += 3) {
+		bits = (unsigned int)data[i] << 16;
+		if (i + 1 < len)
+			bits |= (unsigned int)data[i + 1] << 8;
+		if (i + 2 < len)
+			bits |= data[i + 2];
+		quad[0] = digits[(bits >> 18) & 63];
+		quad[1] = digits[(bits >> 12) & 63];
+		quad[2] = i + 1 < len ? digits[(bits >> 6) & 63] : '=';
+		quad[3] = i + 2 < len ? digits[bits & 63] : '=';
+		out_put(out, quad, 4);
 	}
-	out_putc(o, '"');
+	out_putc(out, '"');
 }
 
 /* {"text":...} or {"bytes":...} */
-static void json_data(struct tsg_out *o, const unsigned char *p, size_t n)
+static void json_data(struct tsg_out *out, const unsigned char *data,
+		      size_t len)
 {
-	if (utf8_valid(p, n)) {
-		out_puts(o, "{\"text\":");
-		json_escaped(o, p, n);
+	if (utf8_valid(data, len)) {
+		out_puts(out, "{\"text\":");
+		json_escaped(out, data, len);
 	} else {
-		out_puts(o, "{\"bytes\":");
-		json_base64(o, p, n);
+		out_puts(out, "{\"bytes\":");
+		json_base64(out, data, len);
 	}
-	out_putc(o, '}');
+	out_putc(out, '}');
 }
 
-void json_match(struct tsg_out *o, const char *path, uint64_t lineno,
+void json_match(struct tsg_out *out, const char *path, uint64_t lineno,
 		uint64_t off, const unsigned char *line, size_t len,
 		const size_t *sub, size_t nsub)
 {
+	size_t start, end, i;
 	char num[64];
-	out_puts(o, "{\"type\":\"match\",\"data\":{\"path\":");
-	json_data(o, (const unsigned char *)path, strlen(path));
-	out_puts(o, ",\"lines\":");
-	json_data(o, line, len);
+
+	out_puts(out, "{\"type\":\"match\",\"data\":{\"path\":");
+	json_data(out, (const unsigned char *)path, strlen(path));
+	out_puts(out, ",\"lines\":");
+	json_data(out, line, len);
 	snprintf(num, sizeof(num), ",\"line_number\":%llu",
 		 (unsigned long long)lineno);
-	out_puts(o, num);
+	out_puts(out, num);
 	snprintf(num, sizeof(num), ",\"absolute_offset\":%llu",
 		 (unsigned long long)off);
-	out_puts(o, num);
-	out_puts(o, ",\"submatches\":[");
-	for (size_t i = 0; i < nsub; i++) {
-		size_t s = sub[2 * i], e = sub[2 * i + 1];
+	out_puts(out, num);
+	out_puts(out, ",\"submatches\":[");
+	for (i = 0; i < nsub; i++) {
+		start = sub[2 * i];
+		end = sub[2 * i + 1];
 		if (i)
-			out_putc(o, ',');
-		out_puts(o, "{\"match\":");
-		json_data(o, line + s, e - s);
-		snprintf(num, sizeof(num), ",\"start\":%zu,\"end\":%zu}", s,
-			 e);
-		out_puts(o, num);
+			out_putc(out, ',');
+		out_puts(out, "{\"match\":");
+		json_data(out, line + start, end - start);
+		snprintf(num, sizeof(num), ",\"start\":%zu,\"end\":%zu}",
+			 start, end);
+		out_puts(out, num);
 	}
-	out_puts(o, "]}}\n");
+	out_puts(out, "]}}\n");
 }

@@ -13,6 +13,9 @@
  * read completes, and counts the event; the engine then asks
  * tsg_map_shrunk(), which compares the file's size, and reports the file as
  * changed instead of searching zeros.
+ *
+ * The mapping is the file at the size it had when opened: its last slice
+ * and whatever was appended since are read (search.c), as grep would.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <errno.h>
@@ -37,13 +40,18 @@ static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 static int handler_ok;
 static long page_size;
 
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+static void on_sigbus(int sig, siginfo_t *info, void *ctx)
 {
+	uintptr_t page = (uintptr_t)info->si_addr &
+			 ~((uintptr_t)page_size - 1);
+	void *zeros = MAP_FAILED;
+
 	(void)ctx;
-	uintptr_t page = (uintptr_t)si->si_addr & ~((uintptr_t)page_size - 1);
-	if (si->si_code != BUS_ADRERR ||
-	    mmap((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+	if (info->si_code == BUS_ADRERR)
+		zeros = mmap((void *)page, (size_t)page_size,
+			     PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (zeros == MAP_FAILED) {
 		/* not ours to repair: die of it as if unhandled */
 		signal(sig, SIG_DFL);
 		raise(sig);
@@ -54,21 +62,24 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 
 static void install_handler(void)
 {
-	struct sigaction sa;
+	struct sigaction action;
+
 	page_size = sysconf(_SC_PAGESIZE);
 	if (page_size <= 0)
 		return;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	handler_ok = sigaction(SIGBUS, &sa, NULL) == 0;
+	memset(&action, 0, sizeof(action));
+	action.sa_sigaction = on_sigbus;
+	action.sa_flags = SA_SIGINFO;
+	sigemptyset(&action.sa_mask);
+	handler_ok = sigaction(SIGBUS, &action, NULL) == 0;
 }
 
-int tsg_map_open(struct tsg_map *m, int fd)
+int tsg_map_open(struct tsg_map *map, int fd)
 {
 	struct stat st;
-	memset(m, 0, sizeof(*m));
+	void *base;
+
+	memset(map, 0, sizeof(*map));
 	/* only whole regular files read from their start: a descriptor at
 	 * another offset (a shell's `<` after a previous reader) is read */
 	if (fd == STDIN_FILENO || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
@@ -78,41 +89,44 @@ int tsg_map_open(struct tsg_map *m, int fd)
 	pthread_once(&handler_once, install_handler);
 	if (!handler_ok)
 		return 0;
-	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED)
 		return 0;
-	(void)madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-	m->base = p;
-	m->size = (size_t)st.st_size;
-	m->fd = fd;
-	m->faults_seen = atomic_load(&bus_faults);
+	(void)madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
+	map->base = base;
+	map->size = (size_t)st.st_size;
+	map->fd = fd;
+	map->faults_seen = atomic_load(&bus_faults);
 	return 1;
 }
 
-void tsg_map_drop_before(struct tsg_map *m, const unsigned char *p)
+void tsg_map_drop_before(struct tsg_map *map, const unsigned char *pos)
 {
-	size_t upto = (size_t)(p - m->base) & ~((size_t)page_size - 1);
-	if (upto - m->dropped < MAP_DROP_STEP)
+	size_t upto = (size_t)(pos - map->base) & ~((size_t)page_size - 1);
+
+	if (upto - map->dropped < MAP_DROP_STEP)
 		return;
-	(void)madvise(m->base + m->dropped, upto - m->dropped, MADV_DONTNEED);
-	m->dropped = upto;
+	(void)madvise(map->base + map->dropped, upto - map->dropped,
+		      MADV_DONTNEED);
+	map->dropped = upto;
 }
 
-int tsg_map_shrunk(struct tsg_map *m)
+int tsg_map_shrunk(struct tsg_map *map)
 {
 	unsigned long now = atomic_load(&bus_faults);
 	struct stat st;
-	if (now == m->faults_seen)
+
+	if (now == map->faults_seen)
 		return 0;
-	m->faults_seen = now;
+	map->faults_seen = now;
 	/* another thread's file may have been the one that shrank */
-	return fstat(m->fd, &st) || (uint64_t)st.st_size < m->size;
+	return fstat(map->fd, &st) || (uint64_t)st.st_size < map->size;
 }
 
-void tsg_map_close(struct tsg_map *m)
+void tsg_map_close(struct tsg_map *map)
 {
-	if (m->base)
-		munmap(m->base, m->size);
-	m->base = NULL;
+	if (map->base)
+		munmap(map->base, map->size);
+	map->base = NULL;
 }

@@ -2,8 +2,8 @@
  * output.c - tsgrep's output: per-file buffers, line heads, GREP_COLORS.
  *
  * stdout is written with write(2) through each file's own buffer, never
- * stdio: a worker thread owns its buffer, and only the job that is "head"
- * (the oldest unfinished one, see jobs.c) may write to the descriptor, so
+ * stdio: a worker thread owns its buffer, and only the file that is "head"
+ * (the oldest unfinished one, see order.c) may write to the descriptor, so
  * no lock is needed on the hot path and output keeps argument order.
  */
 #include <errno.h>
@@ -17,298 +17,319 @@
 
 #define OUT_DIRECT_FLUSH (64 * 1024)
 
-void out_write_fd(int fd, const void *p, size_t n)
+/* A full disk, say (a closed pipe kills us with SIGPIPE first, as it does
+ * grep): report, exit 2. */
+static void write_error_exit(void)
 {
-	const char *s = p;
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0) {
+	char msg[128];
+	int len = snprintf(msg, sizeof(msg), TSG_PROG ": write error: %s\n",
+			   strerror(errno));
+
+	if (len > 0)
+		(void)!write(2, msg, (size_t)len);
+	_exit(2);
+}
+
+void out_write_fd(int fd, const void *data, size_t len)
+{
+	const char *pos = data;
+	ssize_t written;
+
+	while (len) {
+		written = write(fd, pos, len);
+		if (written < 0) {
 			if (errno == EINTR)
 				continue;
-			/* A full disk, say (a closed pipe kills us with
-			 * SIGPIPE first, as it does grep): report, exit 2. */
-			if (fd == 1) {
-				char m[128];
-				int k = snprintf(m, sizeof(m),
-						 TSG_PROG ": write error: %s\n",
-						 strerror(errno));
-				if (k > 0)
-					(void)!write(2, m, (size_t)k);
-				_exit(2);
-			}
+			if (fd == 1)
+				write_error_exit();
 			return;
 		}
-		s += w;
-		n -= (size_t)w;
+		pos += written;
+		len -= (size_t)written;
 	}
 }
 
-static void out_grow(struct tsg_out *o, size_t need)
+static void out_grow(struct tsg_out *out, size_t need)
 {
-	if (o->cap - o->len >= need)
+	size_t cap;
+	char *buf;
+
+	if (out->cap - out->len >= need)
 		return;
-	size_t cap = o->cap ? o->cap : 4096;
-	while (cap - o->len < need)
+	cap = out->cap ? out->cap : 4096;
+	while (cap - out->len < need)
 		cap *= 2;
-	char *b = realloc(o->buf, cap);
-	if (!b) {
+	buf = realloc(out->buf, cap);
+	if (!buf) {
 		out_write_fd(2, TSG_PROG ": out of memory\n", 23);
 		_exit(2);
 	}
-	o->buf = b;
-	o->cap = cap;
+	out->buf = buf;
+	out->cap = cap;
 }
 
-static void out_flush_direct(struct tsg_out *o)
+static void out_flush_direct(struct tsg_out *out)
 {
-	if (o->len) {
-		out_write_fd(1, o->buf, o->len);
-		o->len = 0;
+	if (out->len) {
+		out_write_fd(1, out->buf, out->len);
+		out->len = 0;
 	}
 }
 
-void out_put(struct tsg_out *o, const void *p, size_t n)
+void out_put(struct tsg_out *out, const void *data, size_t len)
 {
-	if (!n)
-		return; /* p may be NULL then, which memcpy does not allow */
-	if (o->direct && o->len + n > OUT_DIRECT_FLUSH) {
-		out_flush_direct(o);
-		if (n > OUT_DIRECT_FLUSH) {
-			out_write_fd(1, p, n);
+	if (!len)
+		return; /* data may be NULL then, which memcpy does not allow */
+	if (out->direct && out->len + len > OUT_DIRECT_FLUSH) {
+		out_flush_direct(out);
+		if (len > OUT_DIRECT_FLUSH) {
+			out_write_fd(1, data, len);
 			return;
 		}
 	}
-	out_grow(o, n);
-	memcpy(o->buf + o->len, p, n);
-	o->len += n;
+	out_grow(out, len);
+	memcpy(out->buf + out->len, data, len);
+	out->len += len;
 }
 
-void out_putc(struct tsg_out *o, char c)
+void out_putc(struct tsg_out *out, char ch)
 {
-	out_put(o, &c, 1);
+	out_put(out, &ch, 1);
 }
 
-void out_puts(struct tsg_out *o, const char *s)
+void out_puts(struct tsg_out *out, const char *str)
 {
-	out_put(o, s, strlen(s));
+	out_put(out, str, strlen(str));
 }
 
-/* Defined in jobs.c: lets a buffering job become head (and write directly)
- * as soon as the jobs before it are done, and waits when its buffer is
- * full, which bounds memory. */
-void job_output_point(struct tsg_out *o);
-
-void out_eol(const struct tsg_cfg *c, struct tsg_out *o)
+void out_eol(const struct tsg_cfg *cfg, struct tsg_out *out)
 {
-	if (!o->direct)
-		job_output_point(o);
-	if (o->direct && c->line_flush)
-		out_flush_direct(o);
+	if (!out->direct)
+		order_output_point(out);
+	if (out->direct && cfg->line_flush)
+		out_flush_direct(out);
 }
 
-void out_error(struct tsg_out *o, const char *fmt, ...)
+void out_error(struct tsg_out *out, const char *fmt, ...)
 {
-	char buf[4096];
+	struct tsg_msg *msgs;
+	char buf[4096], *text;
 	va_list ap;
+	size_t cap;
+	int len;
+
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (len < 0)
 		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	if (o->direct) {
+	if ((size_t)len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	if (out->direct) {
 		/* keep stdout and stderr in the order they were produced */
-		out_flush_direct(o);
-		out_write_fd(2, buf, (size_t)n);
+		out_flush_direct(out);
+		out_write_fd(2, buf, (size_t)len);
 		return;
 	}
-	if (o->nmsgs == o->capmsgs) {
-		size_t cap = o->capmsgs ? o->capmsgs * 2 : 4;
-		struct tsg_msg *m = realloc(o->msgs, cap * sizeof(*m));
-		if (!m)
+	if (out->nmsgs == out->capmsgs) {
+		cap = out->capmsgs ? out->capmsgs * 2 : 4;
+		msgs = realloc(out->msgs, cap * sizeof(*msgs));
+		if (!msgs)
 			return;
-		o->msgs = m;
-		o->capmsgs = cap;
+		out->msgs = msgs;
+		out->capmsgs = cap;
 	}
-	char *t = strdup(buf);
-	if (!t)
+	text = strdup(buf);
+	if (!text)
 		return;
-	o->msgs[o->nmsgs].at = o->len;
-	o->msgs[o->nmsgs].text = t;
-	o->nmsgs++;
+	out->msgs[out->nmsgs].at = out->len;
+	out->msgs[out->nmsgs].text = text;
+	out->nmsgs++;
 }
 
-void out_drain(struct tsg_out *o)
+void out_drain(struct tsg_out *out)
 {
-	size_t done = 0;
-	for (size_t i = 0; i < o->nmsgs; i++) {
-		if (o->msgs[i].at > done) {
-			out_write_fd(1, o->buf + done, o->msgs[i].at - done);
-			done = o->msgs[i].at;
+	struct tsg_msg *msg;
+	size_t done = 0, i;
+
+	for (i = 0; i < out->nmsgs; i++) {
+		msg = &out->msgs[i];
+		if (msg->at > done) {
+			out_write_fd(1, out->buf + done, msg->at - done);
+			done = msg->at;
 		}
-		out_write_fd(2, o->msgs[i].text, strlen(o->msgs[i].text));
-		free(o->msgs[i].text);
+		out_write_fd(2, msg->text, strlen(msg->text));
+		free(msg->text);
 	}
-	o->nmsgs = 0;
-	if (o->len > done)
-		out_write_fd(1, o->buf + done, o->len - done);
-	o->len = 0;
+	out->nmsgs = 0;
+	if (out->len > done)
+		out_write_fd(1, out->buf + done, out->len - done);
+	out->len = 0;
 }
 
-void out_free(struct tsg_out *o)
+void out_free(struct tsg_out *out)
 {
-	for (size_t i = 0; i < o->nmsgs; i++)
-		free(o->msgs[i].text);
-	free(o->msgs);
-	free(o->buf);
-	memset(o, 0, sizeof(*o));
+	size_t i;
+
+	for (i = 0; i < out->nmsgs; i++)
+		free(out->msgs[i].text);
+	free(out->msgs);
+	free(out->buf);
+	memset(out, 0, sizeof(*out));
 }
 
 /* ---- color and heads ---- */
 
-void out_sgr_start(const struct tsg_cfg *c, struct tsg_out *o,
+void out_sgr_start(const struct tsg_cfg *cfg, struct tsg_out *out,
 		   const char *sgr)
 {
-	out_puts(o, "\33[");
-	out_puts(o, sgr);
-	out_puts(o, c->colors.ne ? "m" : "m\33[K");
+	out_puts(out, "\33[");
+	out_puts(out, sgr);
+	out_puts(out, cfg->colors.ne ? "m" : "m\33[K");
 }
 
-void out_sgr_end(const struct tsg_cfg *c, struct tsg_out *o, const char *sgr)
+void out_sgr_end(const struct tsg_cfg *cfg, struct tsg_out *out,
+		 const char *sgr)
 {
 	(void)sgr;
-	out_puts(o, c->colors.ne ? "\33[m" : "\33[m\33[K");
+	out_puts(out, cfg->colors.ne ? "\33[m" : "\33[m\33[K");
 }
 
-void out_filename(const struct tsg_cfg *c, struct tsg_out *o,
+void out_filename(const struct tsg_cfg *cfg, struct tsg_out *out,
 		  const char *name)
 {
-	if (c->color && *c->colors.fn) {
-		out_sgr_start(c, o, c->colors.fn);
-		out_puts(o, name);
-		out_sgr_end(c, o, c->colors.fn);
+	if (cfg->color && *cfg->colors.fn) {
+		out_sgr_start(cfg, out, cfg->colors.fn);
+		out_puts(out, name);
+		out_sgr_end(cfg, out, cfg->colors.fn);
 	} else {
-		out_puts(o, name);
+		out_puts(out, name);
 	}
 }
 
-void out_sep(const struct tsg_cfg *c, struct tsg_out *o, char sep)
+void out_sep(const struct tsg_cfg *cfg, struct tsg_out *out, char sep)
 {
-	if (c->color && *c->colors.se) {
-		out_sgr_start(c, o, c->colors.se);
-		out_putc(o, sep);
-		out_sgr_end(c, o, c->colors.se);
+	if (cfg->color && *cfg->colors.se) {
+		out_sgr_start(cfg, out, cfg->colors.se);
+		out_putc(out, sep);
+		out_sgr_end(cfg, out, cfg->colors.se);
 	} else {
-		out_putc(o, sep);
+		out_putc(out, sep);
 	}
 }
 
-static void out_num(const struct tsg_cfg *c, struct tsg_out *o,
-		    const char *sgr, uint64_t v)
+static void out_num(const struct tsg_cfg *cfg, struct tsg_out *out,
+		    const char *sgr, uint64_t value)
 {
-	char b[24];
-	int n = snprintf(b, sizeof(b), "%llu", (unsigned long long)v);
-	if (c->color && *sgr) {
-		out_sgr_start(c, o, sgr);
-		out_put(o, b, (size_t)n);
-		out_sgr_end(c, o, sgr);
+	char num[24];
+	int len = snprintf(num, sizeof(num), "%llu",
+			   (unsigned long long)value);
+
+	if (cfg->color && *sgr) {
+		out_sgr_start(cfg, out, sgr);
+		out_put(out, num, (size_t)len);
+		out_sgr_end(cfg, out, sgr);
 	} else {
-		out_put(o, b, (size_t)n);
+		out_put(out, num, (size_t)len);
 	}
 }
 
 /* File name, line number, byte offset: grep's order, each followed by the
  * separator (':' selected, '-' context), or a NUL after the name with -Z. */
-void out_head(const struct tsg_cfg *c, struct tsg_out *o, const char *name,
-	      uint64_t lineno, uint64_t off, char sep)
+void out_head(const struct tsg_cfg *cfg, struct tsg_out *out,
+	      const char *name, uint64_t lineno, uint64_t off, char sep)
 {
 	if (name) {
-		out_filename(c, o, name);
-		if (c->null_after_name)
-			out_putc(o, '\0');
+		out_filename(cfg, out, name);
+		if (cfg->null_after_name)
+			out_putc(out, '\0');
 		else
-			out_sep(c, o, sep);
+			out_sep(cfg, out, sep);
 	}
-	if (c->line_num) {
-		out_num(c, o, c->colors.ln, lineno);
-		out_sep(c, o, sep);
+	if (cfg->line_num) {
+		out_num(cfg, out, cfg->colors.ln, lineno);
+		out_sep(cfg, out, sep);
 	}
-	if (c->byte_off) {
-		out_num(c, o, c->colors.bn, off);
-		out_sep(c, o, sep);
+	if (cfg->byte_off) {
+		out_num(cfg, out, cfg->colors.bn, off);
+		out_sep(cfg, out, sep);
 	}
 }
 
-void out_group_sep(const struct tsg_cfg *c, struct tsg_out *o)
+void out_group_sep(const struct tsg_cfg *cfg, struct tsg_out *out)
 {
-	if (c->color && *c->colors.se) {
-		out_sgr_start(c, o, c->colors.se);
-		out_puts(o, "--");
-		out_sgr_end(c, o, c->colors.se);
+	if (cfg->color && *cfg->colors.se) {
+		out_sgr_start(cfg, out, cfg->colors.se);
+		out_puts(out, "--");
+		out_sgr_end(cfg, out, cfg->colors.se);
 	} else {
-		out_puts(o, "--");
+		out_puts(out, "--");
 	}
-	out_putc(o, '\n');
+	out_putc(out, '\n');
 }
 
-static void set_cap(char *dst, const char *src, size_t n)
+/* An SGR value of GREP_COLORS, cut to what the field holds. */
+static void set_sgr(char *dst, const char *src, size_t len)
 {
-	if (n >= 32)
-		n = 31;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
+	if (len >= 32)
+		len = 31;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/* The field of a two-letter GREP_COLORS name, NULL if none ("mt" is
+ * both ms and mc: the caller sets mc too). */
+static char *sgr_field(struct tsg_colors *colors, const char *name,
+		       size_t len)
+{
+	static const char names[][3] = {
+		"mt", "ms", "mc", "sl", "cx", "fn", "ln", "bn", "se",
+	};
+	char *fields[] = {
+		colors->ms, colors->ms, colors->mc, colors->sl, colors->cx,
+		colors->fn, colors->ln, colors->bn, colors->se,
+	};
+	size_t i;
+
+	if (len != 2)
+		return NULL;
+	for (i = 0; i < sizeof(names) / sizeof(*names); i++)
+		if (!memcmp(name, names[i], 2))
+			return fields[i];
+	return NULL;
 }
 
 /* GREP_COLORS: colon-separated name=SGR pairs and boolean names; unknown
  * names are ignored, as grep does.  rv is not supported. */
-void colors_init(struct tsg_colors *col, const char *env)
+void colors_init(struct tsg_colors *colors, const char *env)
 {
-	memset(col, 0, sizeof(*col));
-	strcpy(col->ms, "01;31");
-	strcpy(col->mc, "01;31");
-	strcpy(col->fn, "35");
-	strcpy(col->ln, "32");
-	strcpy(col->bn, "32");
-	strcpy(col->se, "36");
-	if (!env)
-		return;
-	const char *p = env;
-	while (*p) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-		size_t nlen = eq ? (size_t)(eq - p) : len;
-		const char *val = eq ? eq + 1 : NULL;
-		size_t vlen = eq ? len - nlen - 1 : 0;
-#define KEY(k) (nlen == 2 && memcmp(p, k, 2) == 0)
-		if (val) {
-			if (KEY("mt")) {
-				set_cap(col->ms, val, vlen);
-				set_cap(col->mc, val, vlen);
-			} else if (KEY("ms")) {
-				set_cap(col->ms, val, vlen);
-			} else if (KEY("mc")) {
-				set_cap(col->mc, val, vlen);
-			} else if (KEY("sl")) {
-				set_cap(col->sl, val, vlen);
-			} else if (KEY("cx")) {
-				set_cap(col->cx, val, vlen);
-			} else if (KEY("fn")) {
-				set_cap(col->fn, val, vlen);
-			} else if (KEY("ln")) {
-				set_cap(col->ln, val, vlen);
-			} else if (KEY("bn")) {
-				set_cap(col->bn, val, vlen);
-			} else if (KEY("se")) {
-				set_cap(col->se, val, vlen);
-			}
-		} else if (KEY("ne")) {
-			col->ne = 1;
+	const char *pos = env, *end, *eq, *value;
+	size_t len, name_len, value_len;
+	char *field;
+
+	memset(colors, 0, sizeof(*colors));
+	strcpy(colors->ms, "01;31");
+	strcpy(colors->mc, "01;31");
+	strcpy(colors->fn, "35");
+	strcpy(colors->ln, "32");
+	strcpy(colors->bn, "32");
+	strcpy(colors->se, "36");
+	while (pos && *pos) {
+		end = strchr(pos, ':');
+		len = end ? (size_t)(end - pos) : strlen(pos);
+		eq = memchr(pos, '=', len);
+		name_len = eq ? (size_t)(eq - pos) : len;
+		if (eq) {
+			value = eq + 1;
+			value_len = len - name_len - 1;
+			field = sgr_field(colors, pos, name_len);
+			if (field)
+				set_sgr(field, value, value_len);
+			if (field && !memcmp(pos, "mt", 2))
+				set_sgr(colors->mc, value, value_len);
+		} else if (name_len == 2 && !memcmp(pos, "ne", 2)) {
+			colors->ne = 1;
 		}
-#undef KEY
-		if (!end)
-			break;
-		p = end + 1;
+		pos = end ? end + 1 : NULL;
 	}
 }

@@ -3,10 +3,11 @@
  * libtextsearch.
  *
  * The pieces: main.c (options, patterns, exit status), walk.c (-r file
- * lists), jobs.c (worker threads, output in argument order), search.c
- * (the chunked line engine), mapped.c (regular files mapped, not read),
- * output.c (line heads, color, context
- * separators, ordered output buffers), json.c (--json).
+ * lists), jobs.c (worker threads), order.c (which file's output may be
+ * written: argument order), search.c (the chunked line engine, with
+ * select.c and longline.c behind engine.h), mapped.c (regular files
+ * mapped, not read), output.c (output buffers, line heads, color, context
+ * separators), json.c (--json).
  *
  * Everything in struct tsg_cfg is written once by main() before any worker
  * starts and is read-only afterwards, so workers share it without locks.
@@ -14,7 +15,9 @@
 #ifndef TSGREP_H
 #define TSGREP_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,8 +25,19 @@
 
 #define TSG_PROG "tsgrep"
 
-enum tsg_binary { TSG_BIN_BINARY, TSG_BIN_TEXT, TSG_BIN_WITHOUT_MATCH };
-enum tsg_list { TSG_LIST_NONE, TSG_LIST_MATCHING, TSG_LIST_NONMATCHING };
+/* --binary-files */
+enum tsg_binary {
+	TSG_BIN_BINARY,
+	TSG_BIN_TEXT,
+	TSG_BIN_WITHOUT_MATCH,
+};
+
+/* -l and -L */
+enum tsg_list {
+	TSG_LIST_NONE,
+	TSG_LIST_MATCHING,
+	TSG_LIST_NONMATCHING,
+};
 
 struct tsg_pattern {
 	struct ts_config *conf;
@@ -44,34 +58,44 @@ struct tsg_cfg {
 	int match_all; /* an empty pattern was given: every line matches */
 	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
 
-	int invert, count, only, byte_off, line_num, quiet, no_messages;
+	int invert;       /* -v */
+	int count;        /* -c */
+	int only;         /* -o */
+	int byte_off;     /* -b */
+	int line_num;     /* -n */
+	int quiet;        /* -q */
+	int no_messages;  /* -s */
 	enum tsg_list list;
-	int with_fname; /* 1 print names, 0 don't, -1 only once -r enters a dir */
-	int null_after_name;
-	int recursive, deref;
+	/* 1 print names, 0 don't, -1 only once -r enters a directory */
+	int with_fname;
+	int null_after_name; /* -Z */
+	int recursive;    /* -r */
+	int deref;        /* -R */
 	enum tsg_binary binary;
 	long long before, after; /* -1: no context option given */
 	long long max_count;     /* -1: unlimited */
 	int color;
 	struct tsg_colors colors;
-	int count_matches, json, stats;
+	int count_matches; /* --count-matches */
+	int json;
+	int stats;
 	size_t block_size; /* 0: contiguous search of each window */
 	size_t chunk;      /* bytes read at a time */
 	int jobs;
 	int utf8;        /* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
 	int line_flush;  /* flush after every output line */
-	int out_is_devnull;
 };
 
 /* ---- output (output.c) ---- */
 
-struct tsg_job;
+struct tsg_order;
 
-/* Output of one file: written straight to stdout while its job is the
- * oldest unfinished one, buffered otherwise (see jobs.c). */
+/* Output of one file: written straight to stdout while it is the oldest
+ * unfinished one, buffered otherwise (see order.c). */
 struct tsg_out {
-	struct tsg_job *job;
+	struct tsg_order *order; /* NULL: not ordered, written as it comes */
+	size_t idx;    /* the file's place in argument order */
 	char *buf;
 	size_t len, cap;
 	int direct;
@@ -81,10 +105,7 @@ struct tsg_out {
 	int lead_sep;  /* first group of this file wants "--" if anything
 			  was output before it (decided in order) */
 	int used;      /* this file selected a line in printing mode */
-	/* -q: index of the first file that matched (SIZE_MAX if none);
-	 * files after it stop and print nothing, as grep exits there */
-	_Atomic size_t *quit_at;
-	size_t idx;
+	int done;      /* the file is searched (set under the order's lock) */
 };
 
 struct tsg_msg {
@@ -92,28 +113,63 @@ struct tsg_msg {
 	char *text;
 };
 
-void out_put(struct tsg_out *o, const void *p, size_t n);
-void out_putc(struct tsg_out *o, char c);
-void out_puts(struct tsg_out *o, const char *s);
-void out_eol(const struct tsg_cfg *c, struct tsg_out *o);
-void out_error(struct tsg_out *o, const char *fmt, ...)
+void out_put(struct tsg_out *out, const void *data, size_t len);
+void out_putc(struct tsg_out *out, char ch);
+void out_puts(struct tsg_out *out, const char *str);
+void out_eol(const struct tsg_cfg *cfg, struct tsg_out *out);
+void out_error(struct tsg_out *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Write everything buffered to the real streams (caller owns stdout). */
-void out_drain(struct tsg_out *o);
-void out_free(struct tsg_out *o);
-void out_write_fd(int fd, const void *p, size_t n);
+void out_drain(struct tsg_out *out);
+void out_free(struct tsg_out *out);
+void out_write_fd(int fd, const void *data, size_t len);
 
-void out_sgr_start(const struct tsg_cfg *c, struct tsg_out *o,
+void out_sgr_start(const struct tsg_cfg *cfg, struct tsg_out *out,
 		   const char *sgr);
-void out_sgr_end(const struct tsg_cfg *c, struct tsg_out *o,
+void out_sgr_end(const struct tsg_cfg *cfg, struct tsg_out *out,
 		 const char *sgr);
-void out_filename(const struct tsg_cfg *c, struct tsg_out *o,
+void out_filename(const struct tsg_cfg *cfg, struct tsg_out *out,
 		  const char *name);
-void out_sep(const struct tsg_cfg *c, struct tsg_out *o, char sep);
-void out_head(const struct tsg_cfg *c, struct tsg_out *o, const char *name,
+void out_sep(const struct tsg_cfg *cfg, struct tsg_out *out, char sep);
+void out_head(const struct tsg_cfg *cfg, struct tsg_out *out, const char *name,
 	      uint64_t lineno, uint64_t off, char sep);
-void out_group_sep(const struct tsg_cfg *c, struct tsg_out *o);
-void colors_init(struct tsg_colors *col, const char *env);
+void out_group_sep(const struct tsg_cfg *cfg, struct tsg_out *out);
+void colors_init(struct tsg_colors *colors, const char *env);
+
+/* ---- output order (order.c) ---- */
+
+/* The files' outputs of one run, and which of them may write now. */
+struct tsg_order {
+	const struct tsg_cfg *cfg;
+	struct tsg_out *outs;     /* one per file, in argument order */
+	size_t count;
+	atomic_size_t head;       /* the oldest unfinished file */
+	pthread_mutex_t lock;
+	pthread_cond_t head_moved;
+	int used;  /* some file selected a line in printing mode (grep's
+		      "used": the next group gets a "--" before it) */
+	/* -q: index of the first file that matched (SIZE_MAX if none);
+	 * files after it stop and print nothing, as grep exits there */
+	_Atomic size_t quit_at;
+};
+
+/* 0, or -1 when out of memory. */
+int order_init(struct tsg_order *order, const struct tsg_cfg *cfg,
+	       size_t count);
+void order_destroy(struct tsg_order *order);
+/* May this file write yet: called at the end of each output line, it
+ * lets a buffering file write directly as soon as the files before it
+ * are done, and waits while its buffer is full, which bounds memory. */
+void order_output_point(struct tsg_out *out);
+/* The group separator before a file's first group: written if anything
+ * was printed before it in argument order (decided when known). */
+void order_lead_sep(struct tsg_out *out, const struct tsg_cfg *cfg);
+/* The file is searched: write what is due, in order. */
+void order_finish(struct tsg_out *out);
+/* -q: whether an earlier file matched, ending the run before this one. */
+int order_quit_before(const struct tsg_out *out);
+/* -q: this file matched. */
+void order_quit_at(struct tsg_out *out);
 
 /* ---- search (search.c) ---- */
 
@@ -123,7 +179,7 @@ struct tsg_file_stats {
 
 /* Search one open descriptor; @name is what output shows.  Returns the
  * number of selected lines, or -1 after a read error (reported). */
-long long search_fd(const struct tsg_cfg *c, struct tsg_out *o, int fd,
+long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out, int fd,
 		    const char *name, int show_name,
 		    struct tsg_file_stats *st);
 
@@ -138,21 +194,23 @@ struct tsg_map {
 };
 
 /* Map @fd if it is a regular file worth mapping, read from its start: 1 if
- * mapped (then @m->base holds the whole file), 0 to read it instead. */
-int tsg_map_open(struct tsg_map *m, int fd);
-/* The engine no longer needs the bytes before @p: let their pages go. */
-void tsg_map_drop_before(struct tsg_map *m, const unsigned char *p);
+ * mapped (then @map->base holds the whole file as it is now; what is
+ * appended later is read), 0 to read it instead. */
+int tsg_map_open(struct tsg_map *map, int fd);
+/* The engine no longer needs the bytes before @pos: let their pages go. */
+void tsg_map_drop_before(struct tsg_map *map, const unsigned char *pos);
 /* Whether the file shrank under the mapping (its lost pages read as
  * zeros): then its contents cannot be trusted. */
-int tsg_map_shrunk(struct tsg_map *m);
-void tsg_map_close(struct tsg_map *m);
+int tsg_map_shrunk(struct tsg_map *map);
+/* Unmap (@map->size stays set, so tsg_map_shrunk() still answers). */
+void tsg_map_close(struct tsg_map *map);
 
 /* ---- json (json.c) ---- */
 
-void json_match(struct tsg_out *o, const char *path, uint64_t lineno,
+void json_match(struct tsg_out *out, const char *path, uint64_t lineno,
 		uint64_t off, const unsigned char *line, size_t len,
 		const size_t *sub, size_t nsub);
-int utf8_valid(const unsigned char *p, size_t n);
+int utf8_valid(const unsigned char *text, size_t len);
 
 /* ---- files (walk.c) and jobs (jobs.c) ---- */
 
@@ -169,11 +227,11 @@ struct tsg_filelist {
 	size_t n, cap;
 };
 
-void filelist_add(struct tsg_filelist *l, const char *path,
+void filelist_add(struct tsg_filelist *list, const char *path,
 		  const char *display, int show_name, int error);
-/* Expand one operand into @l (recursing into directories with -r, sorted
- * by name).  Returns 0, or -1 after an error was recorded. */
-void walk_operand(const struct tsg_cfg *c, struct tsg_filelist *l,
+/* Expand one operand into @list (recursing into directories with -r, sorted
+ * by name); errors are recorded in @list, reported in order. */
+void walk_operand(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 		  const char *operand, int implicit_dot);
 
 struct tsg_result {
@@ -182,7 +240,7 @@ struct tsg_result {
 	uint64_t bytes, files, matches, lines;
 };
 
-void run_jobs(const struct tsg_cfg *c, struct tsg_filelist *l,
+void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	      struct tsg_result *res);
 
 #endif

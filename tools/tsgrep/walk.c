@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,35 +18,41 @@
 
 #include "tsgrep.h"
 
-static char *xstrdup(const char *s)
+static void out_of_memory(void)
 {
-	char *d = strdup(s);
-	if (!d) {
-		out_write_fd(2, TSG_PROG ": out of memory\n", 23);
-		exit(2);
-	}
-	return d;
+	out_write_fd(2, TSG_PROG ": out of memory\n", 23);
+	exit(2);
 }
 
-void filelist_add(struct tsg_filelist *l, const char *path,
+static char *xstrdup(const char *str)
+{
+	char *copy = strdup(str);
+
+	if (!copy)
+		out_of_memory();
+	return copy;
+}
+
+void filelist_add(struct tsg_filelist *list, const char *path,
 		  const char *display, int show_name, int error)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct tsg_file *v = realloc(l->v, cap * sizeof(*v));
-		if (!v) {
-			out_write_fd(2, TSG_PROG ": out of memory\n", 23);
-			exit(2);
-		}
-		l->v = v;
-		l->cap = cap;
+	struct tsg_file *files, *file;
+	size_t cap;
+
+	if (list->n == list->cap) {
+		cap = list->cap ? list->cap * 2 : 16;
+		files = realloc(list->v, cap * sizeof(*files));
+		if (!files)
+			out_of_memory();
+		list->v = files;
+		list->cap = cap;
 	}
-	struct tsg_file *f = &l->v[l->n++];
-	memset(f, 0, sizeof(*f));
-	f->path = xstrdup(path);
-	f->display = xstrdup(display);
-	f->show_name = show_name;
-	f->error = error;
+	file = &list->v[list->n++];
+	memset(file, 0, sizeof(*file));
+	file->path = xstrdup(path);
+	file->display = xstrdup(display);
+	file->show_name = show_name;
+	file->error = error;
 }
 
 static int by_name(const void *a, const void *b)
@@ -56,18 +63,16 @@ static int by_name(const void *a, const void *b)
 /* dir + "/" + name, without doubling a trailing slash (as fts does) */
 static char *join(const char *dir, const char *name)
 {
-	size_t dl = strlen(dir), nl = strlen(name);
-	int slash = dl && dir[dl - 1] == '/';
-	char *p = malloc(dl + nl + 2);
-	if (!p) {
-		out_write_fd(2, TSG_PROG ": out of memory\n", 23);
-		exit(2);
-	}
-	memcpy(p, dir, dl);
-	if (!slash)
-		p[dl++] = '/';
-	memcpy(p + dl, name, nl + 1);
-	return p;
+	size_t dir_len = strlen(dir), name_len = strlen(name);
+	char *path = malloc(dir_len + name_len + 2);
+
+	if (!path)
+		out_of_memory();
+	memcpy(path, dir, dir_len);
+	if (!dir_len || dir[dir_len - 1] != '/')
+		path[dir_len++] = '/';
+	memcpy(path + dir_len, name, name_len + 1);
+	return path;
 }
 
 /* The directories being walked, to stop at a symbolic link loop (-R). */
@@ -77,98 +82,114 @@ struct ancestor {
 	const struct ancestor *up;
 };
 
-static void walk_dir(const struct tsg_cfg *c, struct tsg_filelist *l,
+/* Whether @self is one of the directories being walked: a loop. */
+static bool in_loop(const struct ancestor *up, const struct stat *self)
+{
+	for (; up; up = up->up)
+		if (up->dev == self->st_dev && up->ino == self->st_ino)
+			return true;
+	return false;
+}
+
+/* The entries of @dir but "." and "..", sorted by name; *@count of them. */
+static char **read_names(DIR *dir, size_t *count)
+{
+	char **names = NULL, **grown;
+	size_t len = 0, cap = 0;
+	struct dirent *entry;
+
+	while ((entry = readdir(dir))) {
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 32;
+			grown = realloc(names, cap * sizeof(*grown));
+			if (!grown)
+				out_of_memory();
+			names = grown;
+		}
+		names[len++] = xstrdup(entry->d_name);
+	}
+	if (len)
+		qsort(names, len, sizeof(*names), by_name);
+	*count = len;
+	return names;
+}
+
+static void walk_dir(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 		     const char *path, const char *display, int depth,
 		     const struct ancestor *up)
 {
-	struct stat self;
-	struct ancestor me = {0, 0, up};
+	struct ancestor me = { 0, 0, up };
+	struct stat self, st;
+	char **names, *child, *child_display;
+	size_t count, i;
+	DIR *dir;
+	int err;
+
 	if (!stat(path, &self)) {
-		for (const struct ancestor *a = up; a; a = a->up) {
-			if (a->dev == self.st_dev && a->ino == self.st_ino) {
-				if (!c->no_messages) {
-					/* grep's wording, on stderr now:
-					 * it is a warning, not an error */
-					fprintf(stderr, TSG_PROG ": %s: "
-						"warning: recursive directory "
-						"loop\n", *display ? display
-								   : path);
-				}
-				return;
-			}
+		if (in_loop(up, &self)) {
+			/* grep's wording, on stderr now: it is a warning,
+			 * not an error */
+			if (!cfg->no_messages)
+				fprintf(stderr, TSG_PROG ": %s: warning: "
+					"recursive directory loop\n",
+					*display ? display : path);
+			return;
 		}
 		me.dev = self.st_dev;
 		me.ino = self.st_ino;
 	}
-	DIR *d = opendir(path);
-	if (!d) {
-		filelist_add(l, path, display, 1, errno);
+	dir = opendir(path);
+	if (!dir) {
+		filelist_add(list, path, display, 1, errno);
 		return;
 	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			char **v = realloc(names, cap * sizeof(*v));
-			if (!v) {
-				out_write_fd(2, TSG_PROG ": out of memory\n",
-					     23);
-				exit(2);
-			}
-			names = v;
-		}
-		names[n++] = xstrdup(de->d_name);
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), by_name);
-	for (size_t i = 0; i < n; i++) {
-		char *p = join(path, names[i]);
+	names = read_names(dir, &count);
+	closedir(dir);
+	for (i = 0; i < count; i++) {
+		child = join(path, names[i]);
 		/* "tsgrep -r x" with no operand shows names without "./" */
-		char *disp = *display ? join(display, names[i])
-				      : xstrdup(names[i]);
-		struct stat st;
-		int r = c->deref ? stat(p, &st) : lstat(p, &st);
-		if (r) {
-			filelist_add(l, p, disp, 1, errno);
-		} else if (S_ISDIR(st.st_mode)) {
-			if (depth < 4096)
-				walk_dir(c, l, p, disp, depth + 1, &me);
-		} else if (S_ISREG(st.st_mode)) {
-			filelist_add(l, p, disp, c->with_fname != 0, 0);
-		}
-		free(p);
-		free(disp);
+		child_display = *display ? join(display, names[i])
+					 : xstrdup(names[i]);
+		err = cfg->deref ? stat(child, &st) : lstat(child, &st);
+		if (err)
+			filelist_add(list, child, child_display, 1, errno);
+		else if (S_ISDIR(st.st_mode) && depth < 4096)
+			walk_dir(cfg, list, child, child_display, depth + 1,
+				 &me);
+		else if (S_ISREG(st.st_mode))
+			filelist_add(list, child, child_display,
+				     cfg->with_fname != 0, 0);
+		free(child);
+		free(child_display);
 		free(names[i]);
 	}
 	free(names);
 }
 
-void walk_operand(const struct tsg_cfg *c, struct tsg_filelist *l,
+void walk_operand(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 		  const char *operand, int implicit_dot)
 {
-	int show = c->with_fname == 1;
-	if (!strcmp(operand, "-") && !implicit_dot) {
-		filelist_add(l, "-", "(standard input)", show, 0);
-		return;
-	}
+	int show = cfg->with_fname == 1;
 	struct stat st;
+
+	if (!strcmp(operand, "-") && !implicit_dot) {
+		filelist_add(list, "-", "(standard input)", show, 0);
+		return;
+	}
 	if (stat(operand, &st)) {
-		filelist_add(l, operand, operand, show, errno);
+		filelist_add(list, operand, operand, show, errno);
 		return;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		if (!c->recursive) {
-			filelist_add(l, operand, operand, show, 0);
-			l->v[l->n - 1].is_dir_error = 1;
-			return;
-		}
-		walk_dir(c, l, operand, implicit_dot ? "" : operand, 0, NULL);
+	if (!S_ISDIR(st.st_mode)) {
+		filelist_add(list, operand, operand, show, 0);
 		return;
 	}
-	filelist_add(l, operand, operand, show, 0);
+	if (!cfg->recursive) {
+		filelist_add(list, operand, operand, show, 0);
+		list->v[list->n - 1].is_dir_error = 1;
+		return;
+	}
+	walk_dir(cfg, list, operand, implicit_dot ? "" : operand, 0, NULL);
 }
