@@ -61,8 +61,8 @@ char *realpath(const char *restrict path, char *restrict resolved);
 /* ---- where things are -------------------------------------------------- */
 
 static char tsgrep_path[4096];
-static char top[4096];    /* temporary folder */
-static char work[4200];   /* children run here: the corpora */
+static char top[4096];	  /* temporary folder */
+static char work[4200];	  /* children run here: the corpora */
 static char capdir[4200]; /* captured stdout/stderr, outside the corpora */
 static bool sanitized;
 static struct rng rng;
@@ -99,8 +99,10 @@ static void run_prog(char *const argv[], const char *cwd, child_feed_fn feed,
 		     void *ctx, struct child_result *r)
 {
 	char where[4400];
-	const struct child_spec spec = { .argv = argv, .cwd = where,
-					 .capdir = capdir, .feed = feed,
+	const struct child_spec spec = { .argv = argv,
+					 .cwd = where,
+					 .capdir = capdir,
+					 .feed = feed,
 					 .feed_ctx = ctx };
 
 	snprintf(where, sizeof(where), "%s%s%s", work, cwd ? "/" : "",
@@ -158,8 +160,8 @@ static void buf_adds(struct buf *b, const char *s)
 
 /* Words with overlaps (ab/abc/b), case variants, and a Latin-1 letter. */
 static const char *const words[] = {
-	"foo", "bar", "Foo", "FOO", "baz", "ab", "abc", "b", "needle",
-	"x", "foobar", "a-b", "--", "\t", "caf\xe9", "CAF\xc9",
+	"foo",	  "bar", "Foo",	   "FOO", "baz", "ab", "abc",	  "b",
+	"needle", "x",	 "foobar", "a-b", "--",	 "\t", "caf\xe9", "CAF\xc9",
 };
 
 /*
@@ -175,8 +177,11 @@ static void gen_text(struct buf *b, unsigned int lines, int eol,
 		if (rng_below(&rng, 100) >= empty) {
 			nw = 1 + rng_below(&rng, 12);
 			for (w = 0; w < nw; w++) {
-				buf_adds(b, words[rng_below(
-					&rng, sizeof(words) / sizeof(*words))]);
+				buf_adds(
+					b,
+					words[rng_below(
+						&rng, sizeof(words) /
+							      sizeof(*words))]);
 				if (rng_below(&rng, 3))
 					buf_adds(b, " ");
 			}
@@ -249,8 +254,8 @@ static void make_corpora(void)
 		gen_text(&b, 2000, 0, 8, true);
 		if (b.len > (2u << 20) && b.len < (3u << 20)) {
 			while (b.len < (3u << 20) + 500000)
-				buf_adds(&b, rng_below(&rng, 50) ? "xyzzy "
-								 : "needle ");
+				buf_adds(&b, rng_below(&rng, 50) ? "xyzzy " :
+								   "needle ");
 			buf_adds(&b, "\n");
 		}
 	}
@@ -272,7 +277,10 @@ static void make_corpora(void)
 	make_dir("tree/emptydir");
 	for (i = 0; i < 12; i++) {
 		static const char *const dirs[] = {
-			"tree", "tree/sub", "tree/sub/deeper", "tree/sub2",
+			"tree",
+			"tree/sub",
+			"tree/sub/deeper",
+			"tree/sub2",
 		};
 
 		b.len = 0;
@@ -334,7 +342,7 @@ struct inv {
 	char *owned[MAX_ARGS];
 	int nowned;
 	bool is_pattern[MAX_ARGS]; /* argv[i] is a pattern (for --fsm) */
-	bool pattern_file;         /* -f given */
+	bool pattern_file;	   /* -f given */
 	const char *cwd;
 	const char *stdin_data;
 	size_t stdin_len;
@@ -399,8 +407,8 @@ static void inv_free(struct inv *v)
 }
 
 /* A shell-quoted command line, for messages. */
-static void show_cmd(char *out, size_t cap, const char *prog,
-		     char *const *argv, int argc, const struct inv *v)
+static void show_cmd(char *out, size_t cap, const char *prog, char *const *argv,
+		     int argc, const struct inv *v)
 {
 	size_t n = (size_t)snprintf(out, cap, "%s", prog);
 	int i;
@@ -482,8 +490,7 @@ static void sort_lines(char *s, size_t len)
 	free(copy);
 }
 
-static void show_bytes(const char *what, const char *s, size_t len,
-		       size_t at)
+static void show_bytes(const char *what, const char *s, size_t len, size_t at)
 {
 	size_t from = at > 60 ? at - 60 : 0, to = at + 60 < len ? at + 60 : len;
 	size_t i;
@@ -564,8 +571,8 @@ static bool compare(const char *combo, struct inv *v, const char *const *extra)
 			printf("# DIFFERENCE [%s]: %s\n#   %s\n", combo, why,
 			       cmd);
 			printf("#   grep: %s, %zu bytes out, %zu err; tsgrep: "
-			       "%s, %zu bytes out, %zu err\n", gs, g.outlen,
-			       g.errlen, ts, t.outlen, t.errlen);
+			       "%s, %zu bytes out, %zu err\n",
+			       gs, g.outlen, g.errlen, ts, t.outlen, t.errlen);
 			while (at < g.outlen && at < t.outlen &&
 			       g.out[at] == t.out[at])
 				at++;
@@ -574,8 +581,7 @@ static bool compare(const char *combo, struct inv *v, const char *const *extra)
 				show_bytes("tsgrep", t.out, t.outlen, at);
 			}
 			if (t.errlen)
-				show_bytes("tsgrep stderr", t.err, t.errlen,
-					   0);
+				show_bytes("tsgrep stderr", t.err, t.errlen, 0);
 		}
 	}
 	child_result_free(&g);
@@ -588,16 +594,64 @@ static bool compare(const char *combo, struct inv *v, const char *const *extra)
 /* ---- the option combinations ------------------------------------------ */
 
 static const char *const combos[] = {
-	"", "-i", "-v", "-c", "-o", "-b", "-n", "-l", "-L", "-H", "-h", "-q",
-	"-s", "-a", "-vc", "-on", "-bo", "-ob -n", "-lv", "-Lv", "-in",
-	"-ic", "-io", "-iv", "-vn", "-cv -i", "-Hc", "-hn", "-nb", "-A 1",
-	"-B 2", "-C 1", "-A 3 -B 1", "-n -A 1", "-C 2 -n -b", "-v -C 1",
-	"-c -A 2", "-o -C 1", "-h -B 1", "-A 0", "-C 5 -i", "-a -n",
-	"-a -o -b", "-a -v -c", "-a -C 1", "--color=always",
-	"--color=always -n -H", "--color=always -o -b",
-	"--color=always -C 1 -n", "--color=always -v",
-	"--color=always -i -A 1", "--color=always -c", "--color=always -l",
-	"--color=never -n", "-q -v", "-l -c", "-L -c", "-s -n",
+	"",
+	"-i",
+	"-v",
+	"-c",
+	"-o",
+	"-b",
+	"-n",
+	"-l",
+	"-L",
+	"-H",
+	"-h",
+	"-q",
+	"-s",
+	"-a",
+	"-vc",
+	"-on",
+	"-bo",
+	"-ob -n",
+	"-lv",
+	"-Lv",
+	"-in",
+	"-ic",
+	"-io",
+	"-iv",
+	"-vn",
+	"-cv -i",
+	"-Hc",
+	"-hn",
+	"-nb",
+	"-A 1",
+	"-B 2",
+	"-C 1",
+	"-A 3 -B 1",
+	"-n -A 1",
+	"-C 2 -n -b",
+	"-v -C 1",
+	"-c -A 2",
+	"-o -C 1",
+	"-h -B 1",
+	"-A 0",
+	"-C 5 -i",
+	"-a -n",
+	"-a -o -b",
+	"-a -v -c",
+	"-a -C 1",
+	"--color=always",
+	"--color=always -n -H",
+	"--color=always -o -b",
+	"--color=always -C 1 -n",
+	"--color=always -v",
+	"--color=always -i -A 1",
+	"--color=always -c",
+	"--color=always -l",
+	"--color=never -n",
+	"-q -v",
+	"-l -c",
+	"-L -c",
+	"-s -n",
 };
 #define NCOMBOS (sizeof(combos) / sizeof(*combos))
 
@@ -607,10 +661,10 @@ static const char *const combos[] = {
  * (tsgrep's --algo fsm takes token arrays, not literals).
  */
 static const char *const variants[][3] = {
-	{ "--block-size", "1", NULL },    { "--block-size", "2", NULL },
-	{ "--block-size", "7", NULL },    { "--block-size", "4096", NULL },
-	{ "--algo", "kmp", NULL },        { "--algo", "bm", NULL },
-	{ "--algo", "shiftor", NULL },    { "--fsm", NULL, NULL },
+	{ "--block-size", "1", NULL }, { "--block-size", "2", NULL },
+	{ "--block-size", "7", NULL }, { "--block-size", "4096", NULL },
+	{ "--algo", "kmp", NULL },     { "--algo", "bm", NULL },
+	{ "--algo", "shiftor", NULL }, { "--fsm", NULL, NULL },
 	{ "-j", "3", NULL },
 };
 #define NVARIANTS (sizeof(variants) / sizeof(*variants))
@@ -757,8 +811,8 @@ static void test_option_combinations(void **st)
 /* Every variant over the inputs most likely to break them. */
 static void test_variants_exhaustive(void **st)
 {
-	static const char *const opts[] = { "-n -b", "-o -b", "-c", "-C 1 -n",
-					    "-v -n", "-i -o -n" };
+	static const char *const opts[] = { "-n -b",   "-o -b", "-c",
+					    "-C 1 -n", "-v -n", "-i -o -n" };
 	static const char *const inputs[] = { "long", "t1", "bin0", "t0" };
 	unsigned long before = n_invocations, diffs = 0;
 	/* sanitizer builds: half the inputs and options */
@@ -790,15 +844,27 @@ static void test_variants_exhaustive(void **st)
 			}
 	}
 	printf("# variants (--block-size 1/2/7/4096, --algo kmp/bm/shiftor, "
-	       "--fsm, -j 3): %lu invocations\n", n_invocations - before);
+	       "--fsm, -j 3): %lu invocations\n",
+	       n_invocations - before);
 	assert_no_diffs(diffs);
 }
 
 static void test_recursive(void **st)
 {
 	static const char *const opts[] = {
-		"-r", "-rn", "-rc", "-rl", "-rL", "-rh", "-r -o -b", "-ri",
-		"-r -H", "-rv -c", "-r -a -n", "-rs", "-r --color=always",
+		"-r",
+		"-rn",
+		"-rc",
+		"-rl",
+		"-rL",
+		"-rh",
+		"-r -o -b",
+		"-ri",
+		"-r -H",
+		"-rv -c",
+		"-r -a -n",
+		"-rs",
+		"-r --color=always",
 	};
 	unsigned long before = n_invocations, diffs = 0;
 	size_t o, k;
@@ -836,8 +902,8 @@ static void test_recursive(void **st)
 static void test_mapped_files(void **st)
 {
 	static const char *const opts[] = {
-		"-c", "-n", "-o -b", "-v -c", "-C 2 -n", "-i -c", "-m 5 -n",
-		"-a -n", "-l", "-c",
+		"-c",	 "-n",	    "-o -b", "-v -c", "-C 2 -n",
+		"-i -c", "-m 5 -n", "-a -n", "-l",    "-c",
 	};
 	static const char *const inputs[] = { "big", "bigbin" };
 	unsigned long before = n_invocations, diffs = 0;
@@ -862,9 +928,11 @@ static void test_mapped_files(void **st)
 				/* the last: both files, by two workers */
 				if (o + 1 == sizeof(opts) / sizeof(*opts))
 					inv_add(&v, inputs[!f]);
-				if (!compare(combo, &v, o + 1 == sizeof(opts) /
-					     sizeof(*opts) ?
-					     variants[NVARIANTS - 1] : NULL))
+				if (!compare(
+					    combo, &v,
+					    o + 1 == sizeof(opts) / sizeof(*opts) ?
+						    variants[NVARIANTS - 1] :
+						    NULL))
 					diffs++;
 				inv_free(&v);
 			}
@@ -930,8 +998,8 @@ static void test_mapped_file_shrinks(void **st)
 	err = slurp(errp, &errlen);
 	n_invocations++;
 	printf("# a mapped 16 MiB file cut to 1 MiB while searched: %zu bytes "
-	       "out, %s %d, stderr \"%.100s\"\n", total + 1,
-	       WIFSIGNALED(status) ? "signal" : "exit",
+	       "out, %s %d, stderr \"%.100s\"\n",
+	       total + 1, WIFSIGNALED(status) ? "signal" : "exit",
 	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
 	       err);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 2 ||
@@ -1017,8 +1085,8 @@ static void test_mapped_file_grows(void **st)
 	child_status_text(status, ts, sizeof(ts));
 	child_status_text(g.status, gs, sizeof(gs));
 	printf("# a mapped 8 MiB file grown while searched: tsgrep %s, %zu "
-	       "bytes out; grep on the grown file %s, %zu bytes\n", ts,
-	       got.len, gs, g.outlen);
+	       "bytes out; grep on the grown file %s, %zu bytes\n",
+	       ts, got.len, gs, g.outlen);
 	if (strcmp(ts, gs) || got.len != g.outlen ||
 	    memcmp(got.p, g.out, g.outlen) || errlen) {
 		size_t at = 0;
@@ -1027,7 +1095,8 @@ static void test_mapped_file_grows(void **st)
 			at++;
 		printf("# DIFFERENCE [mapped]: the lines appended to a mapped "
 		       "file were not searched as grep searches them, stderr "
-		       "\"%.100s\"\n", err);
+		       "\"%.100s\"\n",
+		       err);
 		show_bytes("grep  ", g.out, g.outlen, at);
 		show_bytes("tsgrep", got.p, got.len, at);
 		diffs++;
@@ -1049,8 +1118,7 @@ static void test_fixed_cases(void **st)
 		{ "-o", "", "t0", NULL },
 		{ "-n", "-e", "", "-e", "foo", "t2", NULL },
 		{ "-e", "foo", "-e", "foo", "t0", NULL },
-		{ "-o", "-e", "ab", "-e", "abc", "-e", "b", "t3", "t4",
-		  NULL },
+		{ "-o", "-e", "ab", "-e", "abc", "-e", "b", "t3", "t4", NULL },
 		{ "-o", "-i", "-e", "FOOBAR", "-e", "foo", "t5", NULL },
 		{ "-c", "\r", "t1", NULL },
 		{ "-n", "o\r", "t1", "t2", NULL },
@@ -1205,10 +1273,12 @@ static void test_count_arguments(void **st)
 		}
 	}
 	for (f = 0; f < sizeof(files) / sizeof(*files); f++) {
-		char *gargv[] = { "grep", "-F", "-v", "-n", "foo",
+		char *gargv[] = { "grep",	    "-F", "-v", "-n", "foo",
 				  (char *)files[f], NULL };
-		char *targv[] = { tsgrep_path, "-v", "-m", "-1", "-n", "foo",
-				  (char *)files[f], NULL };
+		char *targv[] = {
+			tsgrep_path,	  "-v", "-m", "-1", "-n", "foo",
+			(char *)files[f], NULL
+		};
 		struct child_result g, t;
 
 		run_prog(gargv, NULL, NULL, NULL, &g);
@@ -1218,8 +1288,9 @@ static void test_count_arguments(void **st)
 		    memcmp(g.out, t.out, g.outlen)) {
 			printf("# DIFFERENCE [counts: -v -m -1]: tsgrep -v -m "
 			       "-1 -n foo %s: %zu bytes, status %d; grep -v "
-			       "-n: %zu, %d\n", files[f], t.outlen, t.status,
-			       g.outlen, g.status);
+			       "-n: %zu, %d\n",
+			       files[f], t.outlen, t.status, g.outlen,
+			       g.status);
 			diffs++;
 		}
 		child_result_free(&g);
@@ -1274,8 +1345,8 @@ static void test_bad_tsgrep_options(void **st)
 			child_status_text(r.status, s, sizeof(s));
 			printf("# DIFFERENCE [bad option]: tsgrep %s %s: %s, "
 			       "%zu bytes out, %zu err (want exit 2, a "
-			       "message, no output)\n", cases[c][0],
-			       cases[c][1], s, r.outlen, r.errlen);
+			       "message, no output)\n",
+			       cases[c][0], cases[c][1], s, r.outlen, r.errlen);
 			diffs++;
 		}
 		child_result_free(&r);
@@ -1344,7 +1415,8 @@ static void test_hex_fsm_equivalence(void **st)
 			free(copy);
 		}
 	printf("# --hex/--fsm against the equivalent literal: %lu "
-	       "invocations\n", n_invocations - before);
+	       "invocations\n",
+	       n_invocations - before);
 	assert_no_diffs(diffs);
 }
 
@@ -1352,12 +1424,12 @@ static void test_hex_fsm_equivalence(void **st)
 static void test_count_matches(void **st)
 {
 	static const char *const pats[][4] = {
-		{ "-e", "foo", NULL }, { "-e", "b", NULL },
+		{ "-e", "foo", NULL },	     { "-e", "b", NULL },
 		{ "-e", "ab", "-e", "abc" }, { "-i", "-e", "FOO", NULL },
 		{ "-e", "needle", NULL },
 	};
-	static const char *const files[] = { "t0", "t1", "t2", "t6", "long",
-					     "empty" };
+	static const char *const files[] = { "t0", "t1",   "t2",
+					     "t6", "long", "empty" };
 	unsigned long before = n_invocations, diffs = 0;
 	size_t p, f;
 
@@ -1471,7 +1543,8 @@ static void test_json(void **st)
 		     line = strtok_r(NULL, "\n", &save)) {
 			long long ln = json_num(line, "\"line_number\":");
 			long long off = json_num(line, "\"absolute_offset\":");
-			const char *path = strstr(line, "\"path\":{\"text\":\"");
+			const char *path =
+				strstr(line, "\"path\":{\"text\":\"");
 			char tmp[512];
 			size_t plen;
 
@@ -1485,8 +1558,8 @@ static void test_json(void **st)
 			snprintf(tmp, sizeof(tmp), "%.*s:%lld:%lld\n",
 				 (int)plen, path, ln, off);
 			buf_adds(&lines, tmp);
-			for (p = strstr(line, "\"submatches\":"); p &&
-			     (p = strstr(p, "\"start\":")); p++) {
+			for (p = strstr(line, "\"submatches\":");
+			     p && (p = strstr(p, "\"start\":")); p++) {
 				snprintf(tmp, sizeof(tmp), "%.*s:%lld\n",
 					 (int)plen, path,
 					 off + strtoll(p + 8, NULL, 10));
@@ -1500,9 +1573,13 @@ static void test_json(void **st)
 			       "lines %s, matches %s, status %d vs %d\n",
 			       c + 1, cases[c][0], cases[c][1],
 			       lines.p && glines.p &&
-			       !strcmp(lines.p, glines.p) ? "agree" : "differ",
+					       !strcmp(lines.p, glines.p) ?
+				       "agree" :
+				       "differ",
 			       subs.p && gsubs.p && !strcmp(subs.p, gsubs.p) ?
-			       "agree" : "differ", t.status, g1.status);
+				       "agree" :
+				       "differ",
+			       t.status, g1.status);
 			diffs++;
 		}
 		free(lines.p);
@@ -1555,15 +1632,15 @@ static void test_messages(void **st)
 			}
 		if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 2) {
 			printf("# DIFFERENCE [messages]: tsgrep %s %s: status "
-			       "%d, want exit 2\n", cases[c][0], cases[c][1],
-			       r.status);
+			       "%d, want exit 2\n",
+			       cases[c][0], cases[c][1], r.status);
 			diffs++;
 		}
 		child_result_free(&r);
 	}
 	{
-		char *argv[] = { tsgrep_path, "--stats", "-c", "foo", "t0",
-				 "t1", NULL };
+		char *argv[] = { tsgrep_path, "--stats", "-c", "foo",
+				 "t0",	      "t1",	 NULL };
 		struct child_result r;
 
 		run_prog(argv, NULL, NULL, NULL, &r);
@@ -1572,7 +1649,8 @@ static void test_messages(void **st)
 		    !strstr(r.err, "2 files searched") ||
 		    !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
 			printf("# DIFFERENCE [--stats]: stderr \"%.200s\", "
-			       "status %d\n", r.err, r.status);
+			       "status %d\n",
+			       r.err, r.status);
 			diffs++;
 		}
 		child_result_free(&r);
@@ -1588,9 +1666,10 @@ static void test_messages(void **st)
  */
 static void test_utf8_locale(void **st)
 {
-	static const char *const opts[] = { "", "-n", "-c", "-o -b", "-v -n",
-					    "-i -n", "-a -n", "-l", "-C 1",
-					    "--color=always -n" };
+	static const char *const opts[] = {
+		"",	 "-n",	  "-c", "-o -b", "-v -n",
+		"-i -n", "-a -n", "-l", "-C 1",	 "--color=always -n"
+	};
 	unsigned long before = n_invocations, diffs = 0, i;
 	size_t o;
 
@@ -1637,9 +1716,11 @@ static void test_latin1_folding(void **st)
 	(void)st;
 	n_combos++;
 	for (f = 0; f < sizeof(files) / sizeof(*files); f++) {
-		char *gargv[] = { "grep", "-F", "-n", "-i", "-e", "caf\xe9",
-				  "-e", "CAF\xc9", (char *)files[f], NULL };
-		char *targv[] = { tsgrep_path, "-n", "-i", "CAF\xc9",
+		char *gargv[] = { "grep", "-F",	     "-n",
+				  "-i",	  "-e",	     "caf\xe9",
+				  "-e",	  "CAF\xc9", (char *)files[f],
+				  NULL };
+		char *targv[] = { tsgrep_path,	    "-n", "-i", "CAF\xc9",
 				  (char *)files[f], NULL };
 		struct child_result g, t;
 
@@ -1659,7 +1740,8 @@ static void test_latin1_folding(void **st)
 		child_result_free(&t);
 	}
 	printf("# -i on ISO-8859-1 letters (a documented difference): %lu "
-	       "invocations\n", n_invocations - before);
+	       "invocations\n",
+	       n_invocations - before);
 	assert_no_diffs(diffs);
 }
 
@@ -1686,13 +1768,12 @@ static void test_fsm_anchors(void **st)
 	/* ASCII only: grep's classes in the C locale leave out the Latin-1
 	 * letters that the kernel's table (and so the fsm) includes */
 	static const char *const inputs[] = { "anchors", "ascii0", "ascii1",
-					       "ascii2" };
+					      "ascii2" };
 	unsigned long before = n_invocations, diffs = 0;
 	size_t c, f;
 	/* a file where the lines after a non-matching one must be found */
 	static const char anchors[] = "foo\nxfoo\nfoo\n  foo\nfoo \n\n a-b\n"
 				      "a-b\nFOOoo\nQoo\n";
-
 
 	(void)st;
 	write_file("anchors", anchors, sizeof(anchors) - 1);
@@ -1736,11 +1817,11 @@ static void test_fsm_anchors(void **st)
 			n_invocations++;
 			if (g.status != t.status || g.outlen != t.outlen ||
 			    memcmp(g.out, t.out, g.outlen)) {
-				snprintf(cmd, sizeof(cmd), "tsgrep --fsm %s "
+				snprintf(cmd, sizeof(cmd),
+					 "tsgrep --fsm %s "
 					 "'%s' %s vs grep %s %s '%s'",
 					 cases[c][3], cases[c][0], inputs[f],
-					 cases[c][1], cases[c][3],
-					 cases[c][2]);
+					 cases[c][1], cases[c][3], cases[c][2]);
 				printf("# DIFFERENCE [fsm anchor %s]: %s: %zu "
 				       "vs %zu bytes, status %d vs %d\n",
 				       cases[c][0], cmd, t.outlen, g.outlen,
@@ -1752,7 +1833,8 @@ static void test_fsm_anchors(void **st)
 			free(copy);
 		}
 	printf("# fsm anchors and heads against grep -G/-E: %lu "
-	       "invocations\n", n_invocations - before);
+	       "invocations\n",
+	       n_invocations - before);
 	assert_no_diffs(diffs);
 }
 
@@ -1769,11 +1851,15 @@ static void test_fsm_anchors(void **st)
 static void test_offsets_past_4gib(void **st)
 {
 	static const char *const lines[] = {
-		"first needle here\n", "second line\n", "needle at 4G+\n",
-		"not this one\n", "needle again, last\n",
+		"first needle here\n",	"second line\n",
+		"needle at 4G+\n",	"not this one\n",
+		"needle again, last\n",
 	};
 	const uint64_t at[] = {
-		0, 18, (4ull << 30) + 1000, (4ull << 30) + 1014,
+		0,
+		18,
+		(4ull << 30) + 1000,
+		(4ull << 30) + 1014,
 		(4ull << 30) + (3u << 20) + 7,
 	};
 	const uint64_t size = (4ull << 30) + (4u << 20), step = 64u << 20;
@@ -1790,7 +1876,8 @@ static void test_offsets_past_4gib(void **st)
 	    (sanitized && !getenv("TSGREP_TEST_4G"))) {
 		printf("# offsets past 4 GiB: not run (%s)\n",
 		       sanitized ? "sanitizer build; TSGREP_TEST_4G=1 runs "
-				   "it" : "TSGREP_TEST_NO_4G");
+				   "it" :
+				   "TSGREP_TEST_NO_4G");
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/sparse", work);
@@ -1798,7 +1885,8 @@ static void test_offsets_past_4gib(void **st)
 	assert_true(fd >= 0);
 	if (ftruncate(fd, (off_t)size)) {
 		printf("# offsets past 4 GiB: not run, cannot make a sparse "
-		       "file: %s\n", strerror(errno));
+		       "file: %s\n",
+		       strerror(errno));
 		close(fd);
 		return;
 	}
@@ -1845,16 +1933,17 @@ static void test_offsets_past_4gib(void **st)
 	if (r.outlen != strlen(want) || memcmp(r.out, want, r.outlen)) {
 		printf("# DIFFERENCE [4 GiB]: tsgrep -a -n -b on the sparse "
 		       "file:\n# want \"%s\"\n# got %zu bytes \"%.*s\", "
-		       "status %d, stderr \"%.*s\"\n", want, r.outlen,
-		       (int)(r.outlen > 300 ? 300 : r.outlen), r.out,
-		       r.status, (int)(r.errlen > 300 ? 300 : r.errlen),
+		       "status %d, stderr \"%.*s\"\n",
+		       want, r.outlen, (int)(r.outlen > 300 ? 300 : r.outlen),
+		       r.out, r.status, (int)(r.errlen > 300 ? 300 : r.errlen),
 		       r.err);
 		diffs++;
 	} else {
 		printf("# offsets past 4 GiB: tsgrep -a -n -b on a %llu-byte "
 		       "sparse file: as computed (last: line %llu at byte "
-		       "%llu), peak RSS %ld KiB\n", (unsigned long long)size,
-		       ln[4], (unsigned long long)at[4], r.maxrss_kb);
+		       "%llu), peak RSS %ld KiB\n",
+		       (unsigned long long)size, ln[4],
+		       (unsigned long long)at[4], r.maxrss_kb);
 	}
 	child_result_free(&r);
 	unlink(path);
@@ -1911,8 +2000,8 @@ static void test_bounded_memory(void **st)
 	n_invocations++;
 	snprintf(want, sizeof(want), "%lu\n", mb * 16);
 	printf("# bounded memory: %lu MiB through a pipe, tsgrep -c: %.*s "
-	       "(want %lu), peak RSS %ld KiB (bound %ld KiB)\n", mb,
-	       (int)(r.outlen ? r.outlen - 1 : 0), r.out, mb * 16,
+	       "(want %lu), peak RSS %ld KiB (bound %ld KiB)\n",
+	       mb, (int)(r.outlen ? r.outlen - 1 : 0), r.out, mb * 16,
 	       r.maxrss_kb, bound_kb);
 	if (strcmp(r.out, want) || r.maxrss_kb > bound_kb) {
 		printf("# DIFFERENCE [memory]: count or RSS wrong\n");
@@ -1928,12 +2017,13 @@ static void test_bounded_memory(void **st)
 	run_prog(argv, NULL, gen_feed, g, &r);
 	n_invocations++;
 	printf("# bounded memory: one line of %lu MiB through a pipe, tsgrep "
-	       "-c: %.*s (want 1), peak RSS %ld KiB (bound %ld KiB)\n", mb,
-	       (int)(r.outlen ? r.outlen - 1 : 0), r.out, r.maxrss_kb,
+	       "-c: %.*s (want 1), peak RSS %ld KiB (bound %ld KiB)\n",
+	       mb, (int)(r.outlen ? r.outlen - 1 : 0), r.out, r.maxrss_kb,
 	       bound_kb);
 	if (strcmp(r.out, "1\n") || r.maxrss_kb > bound_kb) {
 		printf("# DIFFERENCE [memory]: long line: count or RSS wrong, "
-		       "stderr \"%.200s\"\n", r.err);
+		       "stderr \"%.200s\"\n",
+		       r.err);
 		diffs++;
 	}
 	child_result_free(&r);

@@ -32,43 +32,43 @@ struct match_cache {
 struct long_line {
 	int active;
 	int matched;
-	uint64_t start;  /* file offset of its first byte */
+	uint64_t start; /* file offset of its first byte */
 	uint64_t lineno;
 	uint64_t nmatch;
-	size_t scan;     /* buffer position searched up to */
+	size_t scan; /* buffer position searched up to */
 };
 
 struct engine {
 	const struct tsg_cfg *cfg;
 	struct tsg_out *out;
-	const char *name;     /* shown before lines, NULL if not */
-	const char *label;    /* for messages and --json */
+	const char *name;  /* shown before lines, NULL if not */
+	const char *label; /* for messages and --json */
 	int fd;
 	int seekable;
 	unsigned char *buf;
 	size_t cap, len;
-	size_t pos;           /* where the unsearched lines start */
-	size_t rend;          /* end of the window being searched */
-	uint64_t base;        /* file offset of buf[0] */
-	size_t lnpos;         /* lnnum is the number of the line at lnpos */
+	size_t pos;    /* where the unsearched lines start */
+	size_t rend;   /* end of the window being searched */
+	uint64_t base; /* file offset of buf[0] */
+	size_t lnpos;  /* lnnum is the number of the line at lnpos */
 	uint64_t lnnum;
-	int have_out;         /* a line of this file was printed */
+	int have_out; /* a line of this file was printed */
 	uint64_t last_out_end;
 	uint64_t last_sel_end; /* end of the last selected line */
-	long long pending;    /* after-context lines still to print */
+	long long pending;     /* after-context lines still to print */
 	long long nsel;
 	uint64_t nmatch;
 	int stop, used, binary, binary_matched, enc_err;
 	int maxed; /* -m reached: only after-context is left to print */
 	struct match_cache *cache;
 	struct long_line long_line;
-	size_t *subs;         /* --json submatch offsets */
+	size_t *subs; /* --json submatch offsets */
 	size_t nsubs, capsubs;
 	/* a mapped file: buf points into it and moves on instead of
 	 * memmove()ing, reads hand out the next slice of the mapping */
 	struct tsg_map map;
 	int mapped, shrunk;
-	size_t map_off;       /* bytes of the mapping given to the engine */
+	size_t map_off; /* bytes of the mapping given to the engine */
 };
 
 /* ---- search.c ---- */
@@ -101,8 +101,7 @@ void select_line(struct engine *eng, size_t ls, size_t le, size_t next);
  */
 bool select_counts_matches(const struct tsg_cfg *cfg);
 bool select_start(struct engine *eng, uint64_t matches);
-bool select_in_run(const struct engine *eng, uint64_t start,
-		   bool has_newline);
+bool select_in_run(const struct engine *eng, uint64_t start, bool has_newline);
 void select_group_sep(struct engine *eng, uint64_t start, bool in_run);
 void select_end(struct engine *eng);
 

@@ -50,8 +50,8 @@ static void run_file(struct job_queue *queue, size_t idx)
 	/* A directory without -r is opened and read like any file: the
 	 * read fails with EISDIR, and, as with grep, -c still prints 0 and
 	 * -L still lists it. */
-	fd = strcmp(file->path, "-") ? open(file->path, O_RDONLY | O_NOCTTY)
-				     : 0;
+	fd = strcmp(file->path, "-") ? open(file->path, O_RDONLY | O_NOCTTY) :
+				       0;
 	if (fd < 0) {
 		job->err = 1;
 		if (!cfg->no_messages)

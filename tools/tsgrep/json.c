@@ -171,8 +171,8 @@ void json_match(struct tsg_out *out, const char *path, uint64_t lineno,
 			out_putc(out, ',');
 		out_puts(out, "{\"match\":");
 		json_data(out, line + start, end - start);
-		snprintf(num, sizeof(num), ",\"start\":%zu,\"end\":%zu}",
-			 start, end);
+		snprintf(num, sizeof(num), ",\"start\":%zu,\"end\":%zu}", start,
+			 end);
 		out_puts(out, num);
 	}
 	out_puts(out, "]}}\n");

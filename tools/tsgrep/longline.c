@@ -33,8 +33,8 @@ int long_line_ok(const struct engine *eng)
 	if (printing && cfg->color && !cfg->only)
 		return 0;
 	if (printing && (cfg->json || ((!cfg->only || cfg->invert ||
-					 cfg->before > 0 || cfg->after > 0) &&
-					!eng->seekable)))
+					cfg->before > 0 || cfg->after > 0) &&
+				       !eng->seekable)))
 		return 0;
 	return 1;
 }
@@ -46,8 +46,7 @@ static void long_scan(struct engine *eng, size_t limit, size_t data_end)
 {
 	const struct tsg_cfg *cfg = eng->cfg;
 	struct long_line *line = &eng->long_line;
-	int printing = !cfg->quiet && cfg->list == TSG_LIST_NONE &&
-		       !cfg->count;
+	int printing = !cfg->quiet && cfg->list == TSG_LIST_NONE && !cfg->count;
 	int only = printing && cfg->only && !cfg->invert;
 	/* every match is wanted, not just whether there is one */
 	int all = only || cfg->count_matches || cfg->stats;
@@ -93,8 +92,8 @@ static void long_scan_buffered(struct engine *eng)
 {
 	size_t longest = eng->cfg->max_pat_len;
 	size_t scan = eng->long_line.scan;
-	size_t limit = eng->len - scan >= longest ? eng->len - (longest - 1)
-						  : scan;
+	size_t limit = eng->len - scan >= longest ? eng->len - (longest - 1) :
+						    scan;
 
 	long_scan(eng, limit, eng->len);
 	eng->pos = eng->long_line.scan;
@@ -129,8 +128,8 @@ static void print_long(struct engine *eng, uint64_t start, uint64_t end,
 
 	out_head(cfg, eng->out, eng->name, eng->long_line.lineno, start, sep);
 	while (start < end) {
-		want = end - start > sizeof(tmp) ? sizeof(tmp)
-						 : (size_t)(end - start);
+		want = end - start > sizeof(tmp) ? sizeof(tmp) :
+						   (size_t)(end - start);
 		got = pread(eng->fd, tmp, want, (off_t)start);
 		if (got < 0 && errno == EINTR)
 			continue;

@@ -120,8 +120,7 @@ static void addpat(struct patlist *list, const char *text, size_t len)
 }
 
 /* A -e argument or the PATTERN operand: one pattern per line. */
-static void addpats_lines(struct patlist *list, const char *text,
-			  size_t len)
+static void addpats_lines(struct patlist *list, const char *text, size_t len)
 {
 	const char *nl;
 
@@ -528,15 +527,19 @@ static void parse_long_option(struct options *opts, int *i, int argc,
 		usage_exit();
 	}
 	if (hit->arg == 0 && eq) {
-		fprintf(stderr, TSG_PROG ": option '--%s' doesn't allow an "
-			"argument\n", hit->name);
+		fprintf(stderr,
+			TSG_PROG ": option '--%s' doesn't allow an "
+				 "argument\n",
+			hit->name);
 		usage_exit();
 	}
 	if (hit->arg == 1 && !arg) {
 		arg = next_arg(i, argc, argv);
 		if (!arg) {
-			fprintf(stderr, TSG_PROG ": option '--%s' requires an "
-				"argument\n", hit->name);
+			fprintf(stderr,
+				TSG_PROG ": option '--%s' requires an "
+					 "argument\n",
+				hit->name);
 			usage_exit();
 		}
 	}
@@ -557,8 +560,10 @@ static void parse_short_options(struct options *opts, int *i, int argc,
 		if (strchr(short_with_arg, *p)) {
 			arg = p[1] ? p + 1 : next_arg(i, argc, argv);
 			if (!arg) {
-				fprintf(stderr, TSG_PROG ": option requires an "
-					"argument -- '%c'\n", *p);
+				fprintf(stderr,
+					TSG_PROG ": option requires an "
+						 "argument -- '%c'\n",
+					*p);
 				usage_exit();
 			}
 			apply(opts, *p, arg);
@@ -611,7 +616,7 @@ static struct ts_config *prepare(const char *algo, const void *pattern,
 }
 
 static struct ts_config *fsm_literal(const void *pattern, unsigned int len,
-				      int flags)
+				     int flags)
 {
 	struct ts_fsm_token *tok = calloc((size_t)len + 1, sizeof(*tok));
 	struct ts_config *conf;
@@ -681,8 +686,8 @@ static struct ts_config *compile_fsm(struct options *opts,
 	if (pattern_parse_fsm(raw->p, &tok, &ntok, err, sizeof(err)))
 		die("bad fsm pattern '%s': %s", raw->p, err);
 	conf = textsearch_prepare(opts->algo ? opts->algo : "fsm", tok,
-				  ntok * (unsigned int)sizeof(*tok),
-				  GFP_KERNEL, flags | TS_AUTOLOAD);
+				  ntok * (unsigned int)sizeof(*tok), GFP_KERNEL,
+				  flags | TS_AUTOLOAD);
 	/* only a wildcard head searches from anywhere; '^' and {atom}
 	 * match from the start of a line */
 	*anchored = ntok && !(tok[0].recur == TS_FSM_HEAD_IGNORE &&
@@ -732,8 +737,7 @@ static void compile(struct options *opts)
 	const char *why, *algo;
 	size_t i;
 
-	cfg->pats = calloc(opts->pats.n ? opts->pats.n : 1,
-			   sizeof(*cfg->pats));
+	cfg->pats = calloc(opts->pats.n ? opts->pats.n : 1, sizeof(*cfg->pats));
 	if (!cfg->pats)
 		die("out of memory");
 	for (i = 0; i < opts->pats.n; i++) {
@@ -754,13 +758,15 @@ static void compile(struct options *opts)
 		if (IS_ERR(conf)) {
 			err = (int)PTR_ERR(conf);
 			why = textsearch_last_error();
-			algo = opts->algo ? opts->algo
-					  : opts->fsm ? "fsm" : "bm";
+			algo = opts->algo ? opts->algo :
+			       opts->fsm  ? "fsm" :
+					    "bm";
 			if (err == -ENOENT)
 				die("unknown algorithm '%s'%s%s", algo,
 				    *why ? ": " : "", why);
 			die("cannot prepare pattern '%s' with algorithm '%s': "
-			    "%s%s%s", raw->p, algo, textsearch_strerror(err),
+			    "%s%s%s",
+			    raw->p, algo, textsearch_strerror(err),
 			    *why ? ": " : "", why);
 		}
 		cfg->pats[cfg->npats].anchored = anchored;
@@ -829,8 +835,7 @@ static void print_stats(const struct tsg_result *res,
 		"%llu bytes searched\n%llu files searched\n"
 		"%llu selected lines\n%llu matches\n"
 		"%.6f seconds\n%.1f MB/s\n",
-		(unsigned long long)res->bytes,
-		(unsigned long long)res->files,
+		(unsigned long long)res->bytes, (unsigned long long)res->files,
 		(unsigned long long)res->lines,
 		(unsigned long long)res->matches, secs,
 		secs > 0 ? (double)res->bytes / secs / 1e6 : 0.0);

@@ -42,8 +42,7 @@ static long page_size;
 
 static void on_sigbus(int sig, siginfo_t *info, void *ctx)
 {
-	uintptr_t page = (uintptr_t)info->si_addr &
-			 ~((uintptr_t)page_size - 1);
+	uintptr_t page = (uintptr_t)info->si_addr & ~((uintptr_t)page_size - 1);
 	void *zeros = MAP_FAILED;
 
 	(void)ctx;

@@ -20,8 +20,7 @@
 
 #define ORDER_BUFFER_MAX (1024 * 1024)
 
-int order_init(struct tsg_order *order, const struct tsg_cfg *cfg,
-	       size_t count)
+int order_init(struct tsg_order *order, const struct tsg_cfg *cfg, size_t count)
 {
 	size_t i;
 

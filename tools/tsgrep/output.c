@@ -222,8 +222,7 @@ static void out_num(const struct tsg_cfg *cfg, struct tsg_out *out,
 		    const char *sgr, uint64_t value)
 {
 	char num[24];
-	int len = snprintf(num, sizeof(num), "%llu",
-			   (unsigned long long)value);
+	int len = snprintf(num, sizeof(num), "%llu", (unsigned long long)value);
 
 	if (cfg->color && *sgr) {
 		out_sgr_start(cfg, out, sgr);
@@ -236,8 +235,8 @@ static void out_num(const struct tsg_cfg *cfg, struct tsg_out *out,
 
 /* File name, line number, byte offset: grep's order, each followed by the
  * separator (':' selected, '-' context), or a NUL after the name with -Z. */
-void out_head(const struct tsg_cfg *cfg, struct tsg_out *out,
-	      const char *name, uint64_t lineno, uint64_t off, char sep)
+void out_head(const struct tsg_cfg *cfg, struct tsg_out *out, const char *name,
+	      uint64_t lineno, uint64_t off, char sep)
 {
 	if (name) {
 		out_filename(cfg, out, name);
@@ -279,8 +278,7 @@ static void set_sgr(char *dst, const char *src, size_t len)
 
 /* The field of a two-letter GREP_COLORS name, NULL if none ("mt" is
  * both ms and mc: the caller sets mc too). */
-static char *sgr_field(struct tsg_colors *colors, const char *name,
-		       size_t len)
+static char *sgr_field(struct tsg_colors *colors, const char *name, size_t len)
 {
 	static const char names[][3] = {
 		"mt", "ms", "mc", "sl", "cx", "fn", "ln", "bn", "se",

@@ -60,8 +60,8 @@ static unsigned int block_next(unsigned int consumed, const u8 **dst,
 	return len;
 }
 
-static size_t find_once(struct engine *eng, struct ts_config *conf,
-			size_t from, size_t to, size_t *end)
+static size_t find_once(struct engine *eng, struct ts_config *conf, size_t from,
+			size_t to, size_t *end)
 {
 	unsigned int len = (unsigned int)(to - from);
 	struct ts_state state;
@@ -204,8 +204,8 @@ static uint64_t count_newlines(const unsigned char *p, size_t len)
 uint64_t lineno_at(struct engine *eng, size_t pos)
 {
 	if (pos >= eng->lnpos) {
-		eng->lnnum += count_newlines(eng->buf + eng->lnpos,
-					     pos - eng->lnpos);
+		eng->lnnum +=
+			count_newlines(eng->buf + eng->lnpos, pos - eng->lnpos);
 		eng->lnpos = pos;
 		return eng->lnnum;
 	}
@@ -493,8 +493,8 @@ static void print_count(struct engine *eng)
 			out_sep(cfg, eng->out, ':');
 	}
 	len = snprintf(num, sizeof(num), "%llu\n",
-		       cfg->count_matches ? (unsigned long long)eng->nmatch
-					  : (unsigned long long)eng->nsel);
+		       cfg->count_matches ? (unsigned long long)eng->nmatch :
+					    (unsigned long long)eng->nsel);
 	out_put(eng->out, num, (size_t)len);
 	out_eol(cfg, eng->out);
 }
@@ -561,8 +561,10 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out, int fd,
 			/* what it read of the lost pages is zeros */
 			eng.shrunk = 1;
 			if (!cfg->no_messages)
-				out_error(out, TSG_PROG ": %s: file shrank "
-					  "while being read\n", name);
+				out_error(out,
+					  TSG_PROG ": %s: file shrank "
+						   "while being read\n",
+					  name);
 			ret = -1;
 			break;
 		}

@@ -67,8 +67,7 @@ static int print_line(struct engine *eng, size_t ls, size_t le, size_t next,
 	if (cfg->only) {
 		/* -o prints each match with its own head; lines that do not
 		 * match print nothing. */
-		while (matching &&
-		       next_line_match(eng, &pos, le, &ms, &me)) {
+		while (matching && next_line_match(eng, &pos, le, &ms, &me)) {
 			if (check && !utf8_valid(eng->buf + ms, me - ms)) {
 				eng->enc_err = 1;
 				return 0;
@@ -280,8 +279,7 @@ bool select_start(struct engine *eng, uint64_t matches)
 /* With -v, grep prints a run of selected lines as one group: no
  * separator inside it, even after a withheld line.  grep reads a last
  * line without newline apart: it starts a new group. */
-bool select_in_run(const struct engine *eng, uint64_t start,
-		   bool has_newline)
+bool select_in_run(const struct engine *eng, uint64_t start, bool has_newline)
 {
 	return eng->cfg->invert && eng->used && start == eng->last_sel_end &&
 	       has_newline;

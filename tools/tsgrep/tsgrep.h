@@ -55,36 +55,36 @@ struct tsg_colors {
 struct tsg_cfg {
 	struct tsg_pattern *pats;
 	size_t npats;
-	int match_all; /* an empty pattern was given: every line matches */
+	int match_all;	    /* an empty pattern was given: every line matches */
 	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
 
-	int invert;       /* -v */
-	int count;        /* -c */
-	int only;         /* -o */
-	int byte_off;     /* -b */
-	int line_num;     /* -n */
-	int quiet;        /* -q */
-	int no_messages;  /* -s */
+	int invert;	 /* -v */
+	int count;	 /* -c */
+	int only;	 /* -o */
+	int byte_off;	 /* -b */
+	int line_num;	 /* -n */
+	int quiet;	 /* -q */
+	int no_messages; /* -s */
 	enum tsg_list list;
 	/* 1 print names, 0 don't, -1 only once -r enters a directory */
 	int with_fname;
 	int null_after_name; /* -Z */
-	int recursive;    /* -r */
-	int deref;        /* -R */
+	int recursive;	     /* -r */
+	int deref;	     /* -R */
 	enum tsg_binary binary;
 	long long before, after; /* -1: no context option given */
-	long long max_count;     /* -1: unlimited */
+	long long max_count;	 /* -1: unlimited */
 	int color;
 	struct tsg_colors colors;
 	int count_matches; /* --count-matches */
 	int json;
 	int stats;
 	size_t block_size; /* 0: contiguous search of each window */
-	size_t chunk;      /* bytes read at a time */
+	size_t chunk;	   /* bytes read at a time */
 	int jobs;
-	int utf8;        /* locale is UTF-8: lines with encoding errors are
+	int utf8;	/* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
-	int line_flush;  /* flush after every output line */
+	int line_flush; /* flush after every output line */
 };
 
 /* ---- output (output.c) ---- */
@@ -95,17 +95,17 @@ struct tsg_order;
  * unfinished one, buffered otherwise (see order.c). */
 struct tsg_out {
 	struct tsg_order *order; /* NULL: not ordered, written as it comes */
-	size_t idx;    /* the file's place in argument order */
+	size_t idx;		 /* the file's place in argument order */
 	char *buf;
 	size_t len, cap;
 	int direct;
 	/* stderr messages kept in order with the buffered stdout bytes */
 	struct tsg_msg *msgs;
 	size_t nmsgs, capmsgs;
-	int lead_sep;  /* first group of this file wants "--" if anything
+	int lead_sep; /* first group of this file wants "--" if anything
 			  was output before it (decided in order) */
-	int used;      /* this file selected a line in printing mode */
-	int done;      /* the file is searched (set under the order's lock) */
+	int used;     /* this file selected a line in printing mode */
+	int done;     /* the file is searched (set under the order's lock) */
 };
 
 struct tsg_msg {
@@ -141,12 +141,12 @@ void colors_init(struct tsg_colors *colors, const char *env);
 /* The files' outputs of one run, and which of them may write now. */
 struct tsg_order {
 	const struct tsg_cfg *cfg;
-	struct tsg_out *outs;     /* one per file, in argument order */
+	struct tsg_out *outs; /* one per file, in argument order */
 	size_t count;
-	atomic_size_t head;       /* the oldest unfinished file */
+	atomic_size_t head; /* the oldest unfinished file */
 	pthread_mutex_t lock;
 	pthread_cond_t head_moved;
-	int used;  /* some file selected a line in printing mode (grep's
+	int used; /* some file selected a line in printing mode (grep's
 		      "used": the next group gets a "--" before it) */
 	/* -q: index of the first file that matched (SIZE_MAX if none);
 	 * files after it stop and print nothing, as grep exits there */
@@ -180,15 +180,14 @@ struct tsg_file_stats {
 /* Search one open descriptor; @name is what output shows.  Returns the
  * number of selected lines, or -1 after a read error (reported). */
 long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out, int fd,
-		    const char *name, int show_name,
-		    struct tsg_file_stats *st);
+		    const char *name, int show_name, struct tsg_file_stats *st);
 
 /* ---- mapped files (mapped.c) ---- */
 
 struct tsg_map {
 	unsigned char *base;
 	size_t size;
-	size_t dropped;          /* pages before base + dropped are gone */
+	size_t dropped; /* pages before base + dropped are gone */
 	int fd;
 	unsigned long faults_seen;
 };
@@ -218,7 +217,7 @@ struct tsg_file {
 	char *path;    /* what to open; "-" is stdin */
 	char *display; /* what to print */
 	int show_name;
-	int error;     /* errno found while walking (reported in order) */
+	int error;	  /* errno found while walking (reported in order) */
 	int is_dir_error; /* a directory given without -r */
 };
 

@@ -132,8 +132,9 @@ static void walk_dir(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 			/* grep's wording, on stderr now: it is a warning,
 			 * not an error */
 			if (!cfg->no_messages)
-				fprintf(stderr, TSG_PROG ": %s: warning: "
-					"recursive directory loop\n",
+				fprintf(stderr,
+					TSG_PROG ": %s: warning: "
+						 "recursive directory loop\n",
 					*display ? display : path);
 			return;
 		}
@@ -150,8 +151,8 @@ static void walk_dir(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	for (i = 0; i < count; i++) {
 		child = join(path, names[i]);
 		/* "tsgrep -r x" with no operand shows names without "./" */
-		child_display = *display ? join(display, names[i])
-					 : xstrdup(names[i]);
+		child_display = *display ? join(display, names[i]) :
+					   xstrdup(names[i]);
 		err = cfg->deref ? stat(child, &st) : lstat(child, &st);
 		if (err)
 			filelist_add(list, child, child_display, 1, errno);
