@@ -2085,10 +2085,10 @@ static bool have_gnu_grep(void)
 }
 
 /*
- * --algo shiftor autoloads the plugin from TEXTSEARCH_PLUGIN_PATH, which
- * run-tests.sh sets relative to the source tree; the programs run in the
- * corpus folder, so make every entry absolute (and default to
- * $BUILD/plugins).
+ * --algo shiftor autoloads the plugin from TEXTSEARCH_PLUGIN_PATH, whose
+ * relative entries the library ignores; run-tests.sh sets it absolute, but
+ * the test may be run by hand with a relative one, so make every entry
+ * absolute (and default to $BUILD/plugins).
  */
 static void absolute_plugin_path(const char *build)
 {

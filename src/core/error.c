@@ -5,7 +5,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 /* Thread-local, so that threads preparing at once never see each other's
  * errors. */
