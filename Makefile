@@ -19,8 +19,8 @@ MANDIR     ?= $(PREFIX)/share/man
 PLUGINDIR  ?= $(LIBDIR)/textsearch
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-VERSION    := 1.0.0
-SOVERSION  := 1
+VERSION    := 2.0.0
+SOVERSION  := 2
 
 CC         ?= cc
 FUZZ_CC    ?= clang

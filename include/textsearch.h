@@ -42,7 +42,7 @@
 extern "C" {
 #endif
 
-#define TEXTSEARCH_VERSION_MAJOR 1
+#define TEXTSEARCH_VERSION_MAJOR 2
 #define TEXTSEARCH_VERSION_MINOR 0
 #define TEXTSEARCH_VERSION_PATCH 0
 #define TEXTSEARCH_VERSION_NUMBER                                            \
@@ -105,6 +105,7 @@ static inline int IS_ERR_OR_NULL(const void *ptr)
 /* Flags for textsearch_prepare(); any other bit is -EINVAL. */
 #define TS_AUTOLOAD 1	/* load ts_<algo>.so if the algorithm is unknown */
 #define TS_IGNORECASE 2 /* fold ASCII and ISO-8859-1 letters */
+#define TS_OVERLAP 4	/* every occurrence, by start, end, then id */
 
 /* Longest algorithm name, as the kernel's 16-byte xt_string field allows. */
 #define TS_NAME_MAX 15
@@ -125,7 +126,9 @@ typedef void (*ts_finish_fn)(struct ts_config *conf, struct ts_state *state);
 /*
  * Library bookkeeping inside struct ts_state.  Private: do not touch.  It
  * records which provider the current search uses, so that one config can
- * serve searches with different providers at once.
+ * serve searches with different providers at once, and the last match
+ * (textsearch_match_id(), and where TS_OVERLAP resumes).  Its size is part
+ * of the ABI: the match fields came with SONAME 2.
  */
 struct ts_state_private {
 	ts_get_next_block_fn get_next_block;
@@ -134,6 +137,9 @@ struct ts_state_private {
 	const void *data;
 	unsigned int len;
 	unsigned int status;
+	unsigned int match_start;
+	unsigned int match_len;
+	unsigned int match_id;
 };
 
 /*
@@ -162,6 +168,11 @@ struct ts_state {
  * @destroy:         optional; release what init allocated besides the config
  * @get_pattern:     the pattern as the caller gave it
  * @get_pattern_len: its length in bytes
+ * @init_set:        optional; build a config for a set of patterns (see
+ *                   textsearch_prepare_set()).  An algorithm that has it is
+ *                   a set algorithm: its find reports which pattern matched
+ *                   with ts_set_match() and handles TS_OVERLAP itself
+ *                   (ts_overlap_prev()); for the others the library does.
  * @owner:           THIS_MODULE in kernel code; ignored
  * The remaining fields are the registry's bookkeeping; leave them zero.
  */
@@ -173,6 +184,10 @@ struct ts_ops {
 	void (*destroy)(struct ts_config *conf);
 	void *(*get_pattern)(struct ts_config *conf);
 	unsigned int (*get_pattern_len)(struct ts_config *conf);
+	struct ts_config *(*init_set)(const void *const *patterns,
+				      const unsigned int *lens,
+				      unsigned int count, gfp_t gfp_mask,
+				      int flags);
 	struct module *owner;
 	/* registry bookkeeping, private */
 	struct ts_ops *ts_next;
@@ -202,6 +217,9 @@ struct ts_config {
 	/* private: the algorithm's data, see ts_config_priv() */
 	void *ts_priv;
 	size_t ts_priv_size;
+	/* private: the longest pattern in bytes (set by the library), which
+	 * is how far back TS_OVERLAP and leftmost-longest may resume */
+	unsigned int ts_longest;
 };
 
 /* ---- for algorithms ---------------------------------------------------- */
@@ -229,6 +247,21 @@ static inline u8 textsearch_fold(u8 c)
 		return (u8)(c + 0x20);
 	return c;
 }
+
+/*
+ * For set algorithms (ts_ops.init_set), in find: record that the match
+ * about to be returned is of pattern @id (its index in the set).
+ */
+TS_API void ts_set_match(struct ts_state *state, unsigned int id);
+
+/*
+ * For set algorithms, in find, with TS_OVERLAP: 1 if this call continues
+ * after a match that began at state->offset, ended at *@end and was of
+ * pattern *@id; find must then return the first occurrence ordered after
+ * that one (by start, end, id).  0 on the first call of a search.
+ */
+TS_API int ts_overlap_prev(const struct ts_state *state, unsigned int *end,
+			   unsigned int *id);
 
 /*
  * Register an algorithm.  0; -EINVAL if the name is invalid or init, find,
@@ -263,6 +296,29 @@ TS_API struct ts_config *textsearch_prepare(const char *algo,
 					    const void *pattern,
 					    unsigned int len, gfp_t gfp_mask,
 					    int flags);
+
+/*
+ * Prepare a search for any of @count patterns (@patterns[i] of @lens[i]
+ * bytes, 1 or more; duplicates allowed) with a set algorithm ("ac") or
+ * "auto" (chosen by the set's size and lengths).  @flags: TS_AUTOLOAD,
+ * TS_IGNORECASE, TS_OVERLAP.  Without TS_OVERLAP the matches are leftmost-
+ * longest and do not overlap; with it, every occurrence of every pattern,
+ * ordered by start, end and id.  Returns the config or an error pointer:
+ *   -EINVAL  zero count, NULL array or pattern, zero length, bad flags or
+ *            gfp_mask, invalid name, or an algorithm without sets
+ *   -ENOENT  no such algorithm;  -ELIBBAD  plugin refused;  -ENOMEM
+ */
+TS_API struct ts_config *textsearch_prepare_set(const char *algo,
+						const void *const *patterns,
+						const unsigned int *lens,
+						unsigned int count,
+						gfp_t gfp_mask, int flags);
+
+/* After a match: the index of the pattern that matched (0 for a single-
+ * pattern config) and the match's length.  0 when there is none. */
+TS_API unsigned int textsearch_match_id(const struct ts_state *state);
+TS_API unsigned int textsearch_match_len(const struct ts_config *conf,
+					 const struct ts_state *state);
 
 /* Release a config.  NULL and error pointers are ignored. */
 TS_API void textsearch_destroy(struct ts_config *conf);
@@ -363,7 +419,8 @@ TS_API const char *textsearch_version_string(void);
  * write is refused without being loaded (textsearch(3), PLUGINS).  Plugins
  * stay loaded until the process ends.
  */
-#define TEXTSEARCH_PLUGIN_ABI 1
+/* 2: struct ts_ops gained init_set (and ts_state grew, SONAME 2). */
+#define TEXTSEARCH_PLUGIN_ABI 2
 
 struct ts_plugin {
 	unsigned int abi_version; /* TEXTSEARCH_PLUGIN_ABI when built */

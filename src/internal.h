@@ -21,6 +21,8 @@ extern struct ts_ops ts_rarebyte_avx512_ops TS_HIDDEN;
 extern struct ts_ops ts_rarebyte_avx2_ops TS_HIDDEN;
 extern struct ts_ops ts_rarebyte_sse2_ops TS_HIDDEN;
 extern struct ts_ops ts_rarebyte_scalar_ops TS_HIDDEN;
+/* Aho-Corasick, for pattern sets (ac.c) */
+extern struct ts_ops ts_ac_ops TS_HIDDEN;
 
 /* The provider textsearch_prepare() installs in every config: it forwards
  * to the provider recorded in the search's state (search.c). */
@@ -70,5 +72,70 @@ static inline bool ts_size_mul(size_t a, size_t b, size_t *product)
 /* 256-entry TS_IGNORECASE folding table (identity when !ignorecase);
  * src/algo/fold.c. */
 void ts_fill_fold_table(u8 table[256], bool ignorecase) TS_HIDDEN;
+
+/*
+ * Pattern sets.  A set algorithm is a ts_ops with init_set; the registry
+ * refuses the others in textsearch_prepare_set().  Its find() follows the
+ * find() contract (start returned, state->offset set to the end) and also:
+ *
+ *  - calls ts_set_match() with the id (index in the set) of the match;
+ *  - without TS_OVERLAP returns the leftmost-longest match from
+ *    state->offset (smallest start, then longest, then smallest id): it
+ *    may have to read up to the longest pattern past a match's end to know
+ *    that no longer one starts there, and next() resumes at the end;
+ *  - with TS_OVERLAP, next() hands it state->offset = the last match's
+ *    start, and ts_overlap_prev() tells the last end and id: it returns
+ *    the first occurrence ordered after that one by (start, end, id);
+ *  - never asks the provider to go back within a call.  Across calls the
+ *    core may go back by up to conf->ts_longest bytes (the reader keeps
+ *    that much history).
+ *
+ * A candidate is final once no occurrence still to come can sort before
+ * it: every occurrence ending after @end starts at or after @end minus the
+ * length of the longest pattern prefix that ends at @end (for an automaton,
+ * its state's depth).  ts_set_best keeps the candidate and that rule, so
+ * that every set algorithm (Aho-Corasick, a SIMD prefilter verifying
+ * exactly) orders matches the same way.
+ */
+struct ts_set_best {
+	bool have;
+	unsigned int start, end, id;
+};
+
+/* Offer the occurrence [@start, @end) of pattern @id; true if it is now the
+ * best.  Without TS_OVERLAP the leftmost, then longest, then lowest id
+ * wins; with it the lowest (start, end, id). */
+static inline bool ts_set_offer(struct ts_set_best *b, bool overlap,
+				unsigned int start, unsigned int end,
+				unsigned int id)
+{
+	if (b->have) {
+		if (start != b->start) {
+			if (start > b->start)
+				return false;
+		} else if (end != b->end) {
+			if (overlap ? end > b->end : end < b->end)
+				return false;
+		} else if (id >= b->id) {
+			return false;
+		}
+	}
+	b->have = true;
+	b->start = start;
+	b->end = end;
+	b->id = id;
+	return true;
+}
+
+/* Whether the best is final, when every occurrence still to come starts
+ * at or after @earliest_start. */
+static inline bool ts_set_decided(const struct ts_set_best *b, bool overlap,
+				  unsigned int earliest_start)
+{
+	/* with TS_OVERLAP an equal start sorts after (it ends later);
+	 * without, it would be longer and win */
+	return b->have && (overlap ? earliest_start >= b->start :
+				     earliest_start > b->start);
+}
 
 #endif

@@ -71,6 +71,16 @@ static const char *auto_algorithm(const void *pattern, unsigned int len,
 	return "rarebyte";
 }
 
+/*
+ * What "auto" means for a set: one pattern is searched by the single-
+ * pattern choice (a set of one gives the same matches, with id 0); any
+ * more by the Aho-Corasick automaton, which is linear whatever the set.
+ */
+static const char *auto_set_algorithm(unsigned int count)
+{
+	return count == 1 ? NULL : "ac";
+}
+
 static int register_ops(struct ts_ops *ops)
 {
 	int err = 0;
@@ -117,6 +127,7 @@ static void register_builtins(void)
 		&ts_rarebyte_avx2_ops,
 		&ts_rarebyte_sse2_ops,
 		&ts_rarebyte_scalar_ops,
+		&ts_ac_ops,
 	};
 	size_t i;
 
@@ -231,81 +242,153 @@ static struct ts_config *prepare_error(int err)
 	return ERR_PTR(err);
 }
 
-struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
-				     unsigned int len, gfp_t gfp_mask,
-				     int flags)
+/* The checks textsearch_prepare() and textsearch_prepare_set() share,
+ * after their pattern checks: 0 or an error recorded with ts_fail(). */
+static int check_request(const char *fn, const char *algo, gfp_t gfp_mask,
+			 int flags)
 {
-	struct ts_ops *ops;
-	struct ts_config *conf;
+	if (!algo)
+		return ts_fail(-EINVAL, "%s: algorithm is NULL", fn);
+	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE | TS_OVERLAP))
+		return ts_fail(-EINVAL, "%s: unknown flags 0x%x", fn,
+			       (unsigned int)flags);
+	if (gfp_mask != GFP_KERNEL && gfp_mask != GFP_ATOMIC)
+		return ts_fail(-EINVAL,
+			       "%s: gfp_mask must be GFP_KERNEL or "
+			       "GFP_ATOMIC",
+			       fn);
+	if (!ts_name_is_valid(algo))
+		return ts_fail(-EINVAL,
+			       "%s: invalid algorithm name (letters, digits "
+			       "and '_', 1 to %d characters)",
+			       fn, TS_NAME_MAX);
+	return 0;
+}
+
+/* Find @algo, loading its plugin if allowed; a reference in *@ops. */
+static int lookup(const char *fn, const char *algo, gfp_t gfp_mask, int flags,
+		  struct ts_ops **ops)
+{
 	int err;
 
-	ensure_builtins();
-	if (len == 0)
-		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
-						      "empty pattern"));
-	if (!algo || !pattern)
-		return prepare_error(ts_fail(-EINVAL,
-					     "textsearch_prepare: "
-					     "%s is NULL",
-					     algo ? "pattern" : "algorithm"));
-	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE))
-		return prepare_error(ts_fail(-EINVAL,
-					     "textsearch_prepare: "
-					     "unknown flags 0x%x",
-					     (unsigned int)flags));
-	if (gfp_mask != GFP_KERNEL && gfp_mask != GFP_ATOMIC)
-		return prepare_error(ts_fail(-EINVAL, "textsearch_prepare: "
-						      "gfp_mask must be "
-						      "GFP_KERNEL or "
-						      "GFP_ATOMIC"));
-	if (!ts_name_is_valid(algo))
-		return prepare_error(
-			ts_fail(-EINVAL,
-				"textsearch_prepare: invalid algorithm name "
-				"(letters, digits and '_', 1 to %d "
-				"characters)",
-				TS_NAME_MAX));
-
-	if (strcmp(algo, TS_AUTO_NAME) == 0)
-		algo = auto_algorithm(pattern, len, flags);
-
-	ops = get_ops(algo);
-	if (!ops && (flags & TS_AUTOLOAD) && gfp_mask != GFP_ATOMIC) {
-		err = autoload(algo, &ops);
+	*ops = get_ops(algo);
+	if (!*ops && (flags & TS_AUTOLOAD) && gfp_mask != GFP_ATOMIC) {
+		err = autoload(algo, ops);
 		if (err)
-			return prepare_error(err);
+			return err;
 	}
-	if (!ops) {
-		if (!(flags & TS_AUTOLOAD))
-			return prepare_error(
-				ts_fail(-ENOENT,
-					"textsearch_prepare: no algorithm "
-					"'%s' (TS_AUTOLOAD would look for a "
-					"plugin)",
-					algo));
-		return prepare_error(
-			ts_fail(-ENOENT,
-				"textsearch_prepare: no algorithm '%s'%s", algo,
-				gfp_mask == GFP_ATOMIC ?
-					" (GFP_ATOMIC never loads a plugin)" :
-					""));
-	}
+	if (*ops)
+		return 0;
+	if (!(flags & TS_AUTOLOAD))
+		return ts_fail(-ENOENT,
+			       "%s: no algorithm '%s' (TS_AUTOLOAD would look "
+			       "for a plugin)",
+			       fn, algo);
+	return ts_fail(-ENOENT, "%s: no algorithm '%s'%s", fn, algo,
+		       gfp_mask == GFP_ATOMIC ?
+			       " (GFP_ATOMIC never loads a plugin)" :
+			       "");
+}
 
-	conf = ops->init(pattern, len, gfp_mask, flags);
+/* Finish a config that @ops->init or init_set returned. */
+static struct ts_config *prepared(const char *fn, const char *algo,
+				  struct ts_ops *ops, struct ts_config *conf,
+				  int flags, unsigned int longest)
+{
+	int err;
+
 	if (IS_ERR_OR_NULL(conf)) {
 		put_ops(ops);
 		err = conf ? (int)PTR_ERR(conf) : -ENOMEM;
-		return prepare_error(ts_fail(err,
-					     "textsearch_prepare: %s "
-					     "rejected the pattern: %s",
-					     algo, textsearch_strerror(err)));
+		return prepare_error(
+			ts_fail(err, "%s: %s rejected the pattern: %s", fn,
+				algo, textsearch_strerror(err)));
 	}
 	conf->ops = ops;
 	conf->flags = flags;
 	conf->get_next_block = ts_dispatch_next_block;
 	conf->finish = NULL;
+	conf->ts_longest = longest;
 	ts_clear_error();
 	return conf;
+}
+
+struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
+				     unsigned int len, gfp_t gfp_mask,
+				     int flags)
+{
+	static const char fn[] = "textsearch_prepare";
+	struct ts_ops *ops;
+	int err;
+
+	ensure_builtins();
+	if (len == 0)
+		return prepare_error(ts_fail(-EINVAL, "%s: empty pattern", fn));
+	if (algo && !pattern)
+		return prepare_error(
+			ts_fail(-EINVAL, "%s: pattern is NULL", fn));
+	err = check_request(fn, algo, gfp_mask, flags);
+	if (err)
+		return prepare_error(err);
+
+	if (strcmp(algo, TS_AUTO_NAME) == 0)
+		algo = auto_algorithm(pattern, len, flags);
+	err = lookup(fn, algo, gfp_mask, flags, &ops);
+	if (err)
+		return prepare_error(err);
+	return prepared(fn, algo, ops, ops->init(pattern, len, gfp_mask, flags),
+			flags, len);
+}
+
+struct ts_config *textsearch_prepare_set(const char *algo,
+					 const void *const *patterns,
+					 const unsigned int *lens,
+					 unsigned int count, gfp_t gfp_mask,
+					 int flags)
+{
+	static const char fn[] = "textsearch_prepare_set";
+	struct ts_ops *ops;
+	unsigned int i, longest = 0;
+	int err;
+
+	ensure_builtins();
+	if (count == 0)
+		return prepare_error(ts_fail(-EINVAL, "%s: no patterns", fn));
+	if (!patterns || !lens)
+		return prepare_error(ts_fail(-EINVAL, "%s: %s is NULL", fn,
+					     patterns ? "lens" : "patterns"));
+	for (i = 0; i < count; i++) {
+		if (!patterns[i] || !lens[i])
+			return prepare_error(
+				ts_fail(-EINVAL, "%s: pattern %u is %s", fn, i,
+					patterns[i] ? "empty" : "NULL"));
+		if (lens[i] > longest)
+			longest = lens[i];
+	}
+	err = check_request(fn, algo, gfp_mask, flags);
+	if (err)
+		return prepare_error(err);
+
+	if (strcmp(algo, TS_AUTO_NAME) == 0) {
+		algo = auto_set_algorithm(count);
+		if (!algo)
+			return textsearch_prepare(TS_AUTO_NAME, patterns[0],
+						  lens[0], gfp_mask, flags);
+	}
+	err = lookup(fn, algo, gfp_mask, flags, &ops);
+	if (err)
+		return prepare_error(err);
+	if (!ops->init_set) {
+		put_ops(ops);
+		return prepare_error(
+			ts_fail(-EINVAL,
+				"%s: '%s' searches for one pattern, "
+				"not a set",
+				fn, algo));
+	}
+	return prepared(fn, algo, ops,
+			ops->init_set(patterns, lens, count, gfp_mask, flags),
+			flags, longest);
 }
 
 void textsearch_destroy(struct ts_config *conf)

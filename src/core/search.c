@@ -19,6 +19,7 @@
 enum {
 	STATUS_DONE = 1u,     /* the search returned UINT_MAX */
 	STATUS_PER_CALL = 2u, /* provider recorded in the state */
+	STATUS_MATCHED = 4u,  /* match_start, _len and _id are the last match */
 };
 
 unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
@@ -34,7 +35,12 @@ unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
 }
 
 /* Run the algorithm once from state->offset and apply the rules every
- * algorithm shares: non-overlapping progress, finish once, UINT_MAX sticks. */
+ * algorithm shares: progress past the last match, finish once, UINT_MAX
+ * sticks.  With TS_OVERLAP a search goes back to the last match's start:
+ * a single-pattern algorithm then finds the next occurrence one byte on
+ * (its occurrences all have one length, or one per start for fsm), while
+ * a set algorithm skips what sorts before the last match itself
+ * (ts_overlap_prev()), since several may start at one byte. */
 static unsigned int run(struct ts_config *conf, struct ts_state *state)
 {
 	struct ts_state_private *p = &state->ts_private;
@@ -53,7 +59,20 @@ static unsigned int run(struct ts_config *conf, struct ts_state *state)
 	}
 
 	if (!(p->status & STATUS_DONE)) {
+		bool set = conf->ops->init_set != NULL;
+
+		if ((conf->flags & TS_OVERLAP) && (p->status & STATUS_MATCHED))
+			state->offset = p->match_start + (set ? 0 : 1);
 		pos = conf->ops->find(algo_conf, state);
+		p->status &= ~STATUS_MATCHED;
+		if (pos != UINT_MAX) {
+			p->status |= STATUS_MATCHED;
+			p->match_start = pos;
+			p->match_len =
+				state->offset > pos ? state->offset - pos : 0;
+			if (!set)
+				p->match_id = 0;
+		}
 		if (pos == UINT_MAX) {
 			p->status |= STATUS_DONE;
 		} else if (state->offset <= pos) {
@@ -77,6 +96,9 @@ static void begin(struct ts_config *conf, struct ts_state *state,
 
 	state->offset = 0;
 	p->status = status;
+	p->match_start = 0;
+	p->match_len = 0;
+	p->match_id = 0;
 	p->get_next_block = get_next_block;
 	p->finish = finish;
 	p->conf = conf;
@@ -125,4 +147,38 @@ unsigned int textsearch_find_continuous(struct ts_config *conf,
 	p->data = data;
 	p->len = data ? datalen : 0;
 	return run(conf, state);
+}
+
+unsigned int textsearch_match_id(const struct ts_state *state)
+{
+	const struct ts_state_private *p = &state->ts_private;
+
+	return (p->status & STATUS_MATCHED) ? p->match_id : 0;
+}
+
+unsigned int textsearch_match_len(const struct ts_config *conf,
+				  const struct ts_state *state)
+{
+	const struct ts_state_private *p = &state->ts_private;
+
+	(void)conf; /* the length is the match's, kept in the state */
+	return (p->status & STATUS_MATCHED) ? p->match_len : 0;
+}
+
+void ts_set_match(struct ts_state *state, unsigned int id)
+{
+	state->ts_private.match_id = id;
+}
+
+int ts_overlap_prev(const struct ts_state *state, unsigned int *end,
+		    unsigned int *id)
+{
+	const struct ts_state_private *p = &state->ts_private;
+
+	if (!(p->status & STATUS_MATCHED) || !p->conf ||
+	    !(p->conf->flags & TS_OVERLAP))
+		return 0;
+	*end = p->match_start + p->match_len;
+	*id = p->match_id;
+	return 1;
 }

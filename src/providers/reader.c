@@ -9,6 +9,11 @@
  * there, which is what textsearch_next() needs: it resumes at the end of
  * the last match, inside (or just before) the last block served.
  *
+ * A search may also go back to the start of its last match (TS_OVERLAP)
+ * or past a match to its end after looking ahead for a longer one (sets):
+ * up to the config's longest pattern, so a search grows the halves to at
+ * least that (conf->ts_longest).
+ *
  * An offset before the history is read again with pread() (or fseeko())
  * when the input is seekable; otherwise the data ends there and the reader
  * records -ESPIPE.  A failed read ends the data too and is recorded for
@@ -276,6 +281,26 @@ static unsigned int reader_next_block(unsigned int consumed, const u8 **dst,
 	}
 }
 
+/* Make each half hold at least @need bytes, keeping what they hold. */
+static void reserve(struct ts_reader *r, size_t need)
+{
+	u8 *mem;
+
+	if (need <= r->cap || r->failed)
+		return;
+	if (need > READER_MAX_CHUNK || !(mem = malloc(2 * need))) {
+		fail(r, -ENOMEM);
+		return;
+	}
+	memcpy(mem, r->cur.data, r->cur.len);
+	memcpy(mem + need, r->prev.data, r->prev.len);
+	free(r->mem);
+	r->mem = mem;
+	r->cur.data = mem;
+	r->prev.data = mem + need;
+	r->cap = need;
+}
+
 unsigned int textsearch_find_reader(struct ts_config *conf,
 				    struct ts_state *state,
 				    struct ts_reader *reader)
@@ -286,6 +311,8 @@ unsigned int textsearch_find_reader(struct ts_config *conf,
 		reader->failed = false;
 		reposition(reader, 0);
 	}
+	if (reader)
+		reserve(reader, conf->ts_longest);
 	memcpy(state->cb, &reader, sizeof(reader));
 	return textsearch_find_with(conf, state, reader_next_block, NULL);
 }

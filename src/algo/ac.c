@@ -1,0 +1,527 @@
+/*
+ * ac.c - Aho-Corasick, for sets of patterns.
+ *
+ * The trie is numbered breadth first, so the states a search visits most
+ * (the root and its first levels) come first.  The first AC_DENSE_ROWS
+ * states are a full DFA: a row of 256 transitions each (4 bytes per
+ * transition, the high bit telling whether the target ends a pattern), so
+ * a step among them is one load.  The others are compact: the children of
+ * a state are consecutive states (their edge bytes in their records),
+ * and a byte that has no child follows the failure link until a dense
+ * state takes it.  About 21 bytes per trie state and 20 per pattern.
+ *
+ * The trie is built straight from a breadth-first radix sort of the
+ * patterns: each range of the sort whose patterns share a prefix of d
+ * bytes is one state, its sub-ranges by byte d its children, so states
+ * are numbered in breadth-first order as they are made, without a hash
+ * table or per-node child lookups.  Then one pass in that order sets the
+ * failure links, the longest pattern ending at each state and the dense
+ * rows.
+ *
+ * A search carries only the state (a number) from block to block.  Which
+ * occurrence to report, and when it is final, is ts_set_best's rule
+ * (internal.h), with the state's depth as the lookahead bound.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AC_NONE UINT32_MAX
+#define AC_OUT 0x80000000u /* in a transition: the target ends a pattern */
+#define AC_MAX_STATES 0x7fffffffu
+/* 1024 rows of 1 KiB: the DFA part stays in L2 */
+#define AC_DENSE_ROWS 1024u
+/* ranges smaller than this are split by insertion sort, not counting */
+#define AC_SMALL_RANGE 32u
+
+struct ac_state {
+	uint32_t fail;	/* longest proper suffix that is a state */
+	uint32_t first; /* first child; the children are consecutive */
+	uint32_t depth;
+	uint32_t term;	 /* longest pattern ending here, or AC_NONE */
+	uint16_t nchild; /* up to 256 */
+	u8 label;	 /* byte on the edge into this state */
+};
+
+/* A distinct pattern (after folding): its length, the ids that have it
+ * (ascending, in ac->ids) and the next shorter pattern that is a suffix
+ * of it, for TS_OVERLAP. */
+struct ac_term {
+	uint32_t len;
+	uint32_t ids;
+	uint32_t nids;
+	uint32_t next;
+};
+
+struct ac {
+	uint32_t nstates, ndense, nterms, count;
+	u8 fold[256];
+	uint32_t *dense; /* ndense rows of 256 */
+	struct ac_state *state;
+	struct ac_term *term;
+	uint32_t *ids;
+	unsigned int len0; /* pattern 0, for get_pattern */
+	u8 pattern0[];
+};
+
+static inline uint32_t ac_flag(const struct ac *a, uint32_t s)
+{
+	return a->state[s].term != AC_NONE ? s | AC_OUT : s;
+}
+
+/* The child of compact state @s on (folded) byte @c, or AC_NONE. */
+static inline uint32_t ac_child(const struct ac *a, uint32_t s, u8 c)
+{
+	const struct ac_state *st = &a->state[s];
+	uint32_t lo = st->first, n = st->nchild, hi;
+
+	if (n <= 8) {
+		for (hi = lo + n; lo < hi; lo++)
+			if (a->state[lo].label == c)
+				return lo;
+		return AC_NONE;
+	}
+	hi = lo + n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (a->state[mid].label < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < st->first + n && a->state[lo].label == c ? lo : AC_NONE;
+}
+
+/* One step from state @s on data byte @b: the next state, with AC_OUT. */
+static inline uint32_t ac_step(const struct ac *a, uint32_t s, u8 b)
+{
+	u8 c = a->fold[b];
+
+	while (s >= a->ndense) {
+		uint32_t v = ac_child(a, s, c);
+
+		if (v != AC_NONE)
+			return ac_flag(a, v);
+		s = a->state[s].fail;
+	}
+	return a->dense[(size_t)s << 8 | b];
+}
+
+/* Offer the occurrences ending at @end in state @s (which ends one). */
+static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
+		     bool overlap, struct ts_set_best *best, bool have_prev,
+		     unsigned int prev_start, unsigned int prev_end,
+		     unsigned int prev_id)
+{
+	uint32_t t = a->state[s].term;
+
+	if (!overlap) {
+		/* the longest first: it starts first */
+		ts_set_offer(best, false, end - a->term[t].len, end,
+			     a->ids[a->term[t].ids]);
+		return;
+	}
+	/* longest to shortest, so starts ascend: the first that may be
+	 * reported is this end's best */
+	for (; t != AC_NONE; t = a->term[t].next) {
+		const struct ac_term *tm = &a->term[t];
+		unsigned int start = end - tm->len;
+		uint32_t k = 0;
+
+		if (best->have && start >= best->start)
+			return;
+		if (have_prev && start == prev_start) {
+			if (end < prev_end)
+				continue; /* reported before the last */
+			if (end == prev_end) {
+				while (k < tm->nids &&
+				       a->ids[tm->ids + k] <= prev_id)
+					k++;
+				if (k == tm->nids)
+					continue;
+			}
+		}
+		ts_set_offer(best, true, start, end, a->ids[tm->ids + k]);
+		return;
+	}
+}
+
+static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
+{
+	const struct ac *a = ts_config_priv(conf);
+	bool overlap = conf->flags & TS_OVERLAP;
+	struct ts_set_best best = { 0 };
+	unsigned int consumed = state->offset, prev_end = 0, prev_id = 0;
+	unsigned int n, i;
+	bool have_prev;
+	const u8 *block;
+	uint32_t s = 0;
+
+	have_prev = overlap && ts_overlap_prev(state, &prev_end, &prev_id);
+	while ((n = conf->get_next_block(consumed, &block, conf, state))) {
+		for (i = 0; i < n; i++) {
+			/* i + 1 <= n <= UINT_MAX - consumed */
+			unsigned int end = consumed + i + 1;
+
+			s = ac_step(a, s, block[i]);
+			if (s & AC_OUT) {
+				s &= ~AC_OUT;
+				ac_offer(a, s, end, overlap, &best, have_prev,
+					 state->offset, prev_end, prev_id);
+			}
+			if (best.have &&
+			    ts_set_decided(&best, overlap,
+					   end - a->state[s].depth))
+				goto found;
+		}
+		if (n > UINT_MAX - consumed)
+			break; /* stream offsets would wrap */
+		consumed += n;
+	}
+	if (!best.have)
+		return UINT_MAX;
+found:
+	state->offset = best.end;
+	ts_set_match(state, best.id);
+	return best.start;
+}
+
+/* ---- building ------------------------------------------------------- */
+
+/* A range of the sort: item[lo, hi) share their first @depth bytes, which
+ * spell state @state. */
+struct ac_range {
+	uint32_t lo, hi, state;
+};
+
+/* A pattern in the sort: its pointer and length travel with its id, so
+ * that reading its next byte costs one cache miss, not three. */
+struct ac_item {
+	const u8 *pat;
+	uint32_t len;
+	uint32_t id;
+};
+
+struct ac_build {
+	struct ac *a;
+	struct ac_item *item, *tmp;
+	uint16_t *key, *tmpkey;
+	uint32_t cap; /* states allocated */
+};
+
+/* The sort key of @it at @depth: 0 once it has ended, else 1 + its
+ * folded byte, so that shorter patterns come first. */
+static inline uint16_t ac_key(const struct ac_build *b,
+			      const struct ac_item *it, uint32_t depth)
+{
+	if (it->len == depth)
+		return 0;
+	return (uint16_t)(1u + b->a->fold[it->pat[depth]]);
+}
+
+/* A new state under @parent on byte @c; AC_NONE when out of memory. */
+static uint32_t ac_new_state(struct ac_build *b, uint32_t parent, u8 c,
+			     uint32_t depth)
+{
+	struct ac *a = b->a;
+	uint32_t v = a->nstates;
+
+	if (v == b->cap) {
+		uint32_t cap;
+		struct ac_state *st;
+
+		if (b->cap >= AC_MAX_STATES)
+			return AC_NONE;
+		cap = b->cap > AC_MAX_STATES / 2 ? AC_MAX_STATES : b->cap * 2;
+		st = realloc(a->state, (size_t)cap * sizeof(*st));
+		if (!st)
+			return AC_NONE;
+		a->state = st;
+		b->cap = cap;
+	}
+	a->nstates++;
+	a->state[v] = (struct ac_state){ .fail = 0,
+					 .first = 0,
+					 .depth = depth,
+					 .term = AC_NONE,
+					 .nchild = 0,
+					 .label = c };
+	if (parent != AC_NONE) {
+		if (!a->state[parent].nchild)
+			a->state[parent].first = v;
+		a->state[parent].nchild++;
+	}
+	return v;
+}
+
+/* Order item[lo, hi) stably by key at @depth; the keys in b->key[lo, hi). */
+static void ac_order(struct ac_build *b, uint32_t lo, uint32_t hi,
+		     uint32_t depth)
+{
+	uint32_t i, j;
+
+	for (i = lo; i < hi; i++)
+		b->key[i] = ac_key(b, &b->item[i], depth);
+	if (hi - lo < AC_SMALL_RANGE) {
+		for (i = lo + 1; i < hi; i++) {
+			struct ac_item it = b->item[i];
+			uint16_t k = b->key[i];
+
+			for (j = i; j > lo && b->key[j - 1] > k; j--) {
+				b->item[j] = b->item[j - 1];
+				b->key[j] = b->key[j - 1];
+			}
+			b->item[j] = it;
+			b->key[j] = k;
+		}
+	} else {
+		uint32_t at[258] = { 0 };
+
+		for (i = lo; i < hi; i++)
+			at[b->key[i] + 1]++;
+		for (i = 1; i < 258; i++)
+			at[i] += at[i - 1];
+		for (i = lo; i < hi; i++) {
+			j = lo + at[b->key[i]]++;
+			b->tmp[j] = b->item[i];
+			b->tmpkey[j] = b->key[i];
+		}
+		memcpy(b->item + lo, b->tmp + lo, (hi - lo) * sizeof(*b->item));
+		memcpy(b->key + lo, b->tmpkey + lo,
+		       (hi - lo) * sizeof(*b->key));
+	}
+}
+
+/* Build the trie level by level.  0 or -ENOMEM. */
+static int ac_build_trie(struct ac_build *b)
+{
+	struct ac *a = b->a;
+	struct ac_range *cur, *next, *swap;
+	uint32_t ncur = 1, nnext, depth, r, i, j;
+	int err = 0;
+
+	cur = malloc((size_t)b->a->count * sizeof(*cur));
+	next = malloc((size_t)b->a->count * sizeof(*next));
+	if (!cur || !next) {
+		err = -ENOMEM;
+		goto out;
+	}
+	cur[0] = (struct ac_range){ 0, a->count,
+				    ac_new_state(b, AC_NONE, 0, 0) };
+	for (depth = 0; ncur; depth++) {
+		for (r = 0, nnext = 0; r < ncur; r++) {
+			uint32_t lo = cur[r].lo, hi = cur[r].hi;
+			uint32_t st = cur[r].state;
+
+			ac_order(b, lo, hi, depth);
+			for (i = lo; i < hi && b->key[i] == 0; i++)
+				;
+			if (i > lo) {
+				/* patterns ending here: ids ascend, as the
+				 * sort is stable */
+				a->state[st].term = a->nterms;
+				a->term[a->nterms++] =
+					(struct ac_term){ .len = depth,
+							  .ids = lo,
+							  .nids = i - lo,
+							  .next = AC_NONE };
+			}
+			for (; i < hi; i = j) {
+				uint32_t v;
+
+				for (j = i + 1;
+				     j < hi && b->key[j] == b->key[i]; j++)
+					;
+				v = ac_new_state(b, st, (u8)(b->key[i] - 1),
+						 depth + 1);
+				if (v == AC_NONE) {
+					err = -ENOMEM;
+					goto out;
+				}
+				next[nnext++] = (struct ac_range){ i, j, v };
+			}
+		}
+		swap = cur;
+		cur = next;
+		next = swap;
+		ncur = nnext;
+	}
+out:
+	free(cur);
+	free(next);
+	return err;
+}
+
+/* Failure links, output links and dense rows, in breadth-first order:
+ * everything a state needs comes from shallower states. */
+static int ac_link(struct ac *a)
+{
+	uint32_t u, c;
+
+	a->ndense = a->nstates < AC_DENSE_ROWS ? a->nstates : AC_DENSE_ROWS;
+	a->dense = malloc((size_t)a->ndense * 256 * sizeof(*a->dense));
+	if (!a->dense)
+		return -ENOMEM;
+	for (u = 0; u < a->nstates; u++) {
+		struct ac_state *su = &a->state[u];
+		uint32_t v, end = su->first + su->nchild;
+
+		for (v = su->first; v < end; v++) {
+			struct ac_state *sv = &a->state[v];
+			uint32_t f = 0, own = sv->term;
+
+			if (u != 0) {
+				/* goto(fail(u), label): dense rows already
+				 * fold the failure chain in */
+				for (f = su->fail;;) {
+					uint32_t w;
+
+					if (f < a->ndense) {
+						f = a->dense[(size_t)f << 8 |
+							     sv->label] &
+						    ~AC_OUT;
+						break;
+					}
+					w = ac_child(a, f, sv->label);
+					if (w != AC_NONE) {
+						f = w;
+						break;
+					}
+					f = a->state[f].fail;
+				}
+			}
+			sv->fail = f;
+			if (own != AC_NONE)
+				a->term[own].next = a->state[f].term;
+			else
+				sv->term = a->state[f].term;
+		}
+		if (u < a->ndense) {
+			uint32_t *row = a->dense + ((size_t)u << 8);
+			const uint32_t *frow =
+				a->dense + ((size_t)su->fail << 8);
+
+			for (c = 0; c < 256; c++) {
+				uint32_t w = ac_child(a, u, a->fold[c]);
+
+				if (w != AC_NONE)
+					row[c] = ac_flag(a, w);
+				else
+					row[c] = u ? frow[c] : 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static void ac_free(struct ac *a)
+{
+	free(a->dense);
+	free(a->state);
+	free(a->term);
+	free(a->ids);
+}
+
+static struct ts_config *ac_init_set(const void *const *patterns,
+				     const unsigned int *lens,
+				     unsigned int count, gfp_t gfp_mask,
+				     int flags)
+{
+	struct ts_config *conf;
+	struct ac_build b = { 0 };
+	struct ac *a;
+	size_t payload;
+	uint32_t i;
+	int err = -ENOMEM;
+
+	if (!ts_size_add(sizeof(*a), lens[0], &payload))
+		return ERR_PTR(-EINVAL);
+	conf = alloc_ts_config(payload, gfp_mask);
+	if (IS_ERR(conf))
+		return conf;
+	a = ts_config_priv(conf);
+	a->count = count;
+	a->len0 = lens[0];
+	memcpy(a->pattern0, patterns[0], lens[0]);
+	ts_fill_fold_table(a->fold, flags & TS_IGNORECASE);
+
+	b.a = a;
+	b.cap = count < AC_MAX_STATES / 4 ? 4 * count : AC_MAX_STATES;
+	b.item = malloc((size_t)count * sizeof(*b.item));
+	b.tmp = malloc((size_t)count * sizeof(*b.tmp));
+	b.key = malloc((size_t)count * sizeof(*b.key));
+	b.tmpkey = malloc((size_t)count * sizeof(*b.tmpkey));
+	a->term = malloc((size_t)count * sizeof(*a->term));
+	a->state = malloc((size_t)b.cap * sizeof(*a->state));
+	a->ids = malloc((size_t)count * sizeof(*a->ids));
+	if (!b.item || !b.tmp || !b.key || !b.tmpkey || !a->term || !a->state ||
+	    !a->ids)
+		goto fail;
+	for (i = 0; i < count; i++)
+		b.item[i] = (struct ac_item){ patterns[i], lens[i], i };
+
+	err = ac_build_trie(&b);
+	if (!err)
+		err = ac_link(a);
+	if (err)
+		goto fail;
+	for (i = 0; i < count; i++)
+		a->ids[i] = b.item[i].id;
+	free(b.item);
+	free(b.tmp);
+	free(b.key);
+	free(b.tmpkey);
+	/* give back what the guesses left over (shrinking never fails in
+	 * practice; keep the old block if it does) */
+	{
+		void *p = realloc(a->state, a->nstates * sizeof(*a->state));
+
+		if (p)
+			a->state = p;
+		p = realloc(a->term, a->nterms * sizeof(*a->term));
+		if (p)
+			a->term = p;
+	}
+	return conf;
+fail:
+	free(b.item);
+	free(b.tmp);
+	free(b.key);
+	free(b.tmpkey);
+	ac_free(a);
+	free(conf);
+	return ERR_PTR(err);
+}
+
+static struct ts_config *ac_init(const void *pattern, unsigned int len,
+				 gfp_t gfp_mask, int flags)
+{
+	return ac_init_set(&pattern, &len, 1, gfp_mask, flags);
+}
+
+static void ac_destroy(struct ts_config *conf)
+{
+	ac_free(ts_config_priv(conf));
+}
+
+static void *ac_get_pattern(struct ts_config *conf)
+{
+	return ((struct ac *)ts_config_priv(conf))->pattern0;
+}
+
+static unsigned int ac_get_pattern_len(struct ts_config *conf)
+{
+	return ((struct ac *)ts_config_priv(conf))->len0;
+}
+
+struct ts_ops ts_ac_ops = {
+	.name = "ac",
+	.init = ac_init,
+	.find = ac_find,
+	.destroy = ac_destroy,
+	.get_pattern = ac_get_pattern,
+	.get_pattern_len = ac_get_pattern_len,
+	.init_set = ac_init_set,
+};
