@@ -33,6 +33,7 @@ static const char *const literal_algos[] = {
 	"rarebyte_avx2",
 	"rarebyte_avx512",
 	"auto",
+	"ac", /* a set algorithm, given one pattern */
 };
 #define N_ALGOS (sizeof(literal_algos) / sizeof(literal_algos[0]))
 
