@@ -22,16 +22,20 @@
  * occurrence to report, and when it is final, is ts_set_best's rule
  * (internal.h), with the state's depth as the lookahead bound.
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define AC_NONE UINT32_MAX
 #define AC_OUT 0x80000000u /* in a transition: the target ends a pattern */
 #define AC_MAX_STATES 0x7fffffffu
 /* 1024 rows of 1 KiB: the DFA part stays in L2 */
 #define AC_DENSE_ROWS 1024u
+/* and at most 16 MiB of them */
+#define AC_DENSE_MAX 16384u
 /* ranges smaller than this are split by insertion sort, not counting */
 #define AC_SMALL_RANGE 32u
 
@@ -57,6 +61,7 @@ struct ac_term {
 struct ac {
 	uint32_t nstates, ndense, nterms, count;
 	u8 fold[256];
+	u8 unfold[256];	 /* the other byte that folds to a folded one, or it */
 	uint32_t *dense; /* ndense rows of 256 */
 	struct ac_state *state;
 	struct ac_term *term;
@@ -64,6 +69,24 @@ struct ac {
 	unsigned int len0; /* pattern 0, for get_pattern */
 	u8 pattern0[];
 };
+
+/* Memory for the large tables: in huge pages where the system gives them
+ * on request, as a million patterns make a few hundred megabytes that
+ * would otherwise take a page fault every 4 KiB. */
+static void *ac_alloc(size_t bytes)
+{
+	const size_t huge = (size_t)2 << 20;
+	void *p;
+
+	if (bytes < huge)
+		return malloc(bytes);
+	if (posix_memalign(&p, huge, bytes))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+	return p;
+}
 
 static inline uint32_t ac_flag(const struct ac *a, uint32_t s)
 {
@@ -262,8 +285,11 @@ static void ac_order(struct ac_build *b, uint32_t lo, uint32_t hi,
 {
 	uint32_t i, j;
 
-	for (i = lo; i < hi; i++)
+	for (i = lo; i < hi; i++) {
+		if (i + 16 < hi && b->item[i + 16].len > depth)
+			__builtin_prefetch(b->item[i + 16].pat + depth);
 		b->key[i] = ac_key(b, &b->item[i], depth);
+	}
 	if (hi - lo < AC_SMALL_RANGE) {
 		for (i = lo + 1; i < hi; i++) {
 			struct ac_item it = b->item[i];
@@ -315,6 +341,19 @@ static int ac_build_trie(struct ac_build *b)
 			uint32_t lo = cur[r].lo, hi = cur[r].hi;
 			uint32_t st = cur[r].state;
 
+			/* most ranges hold one pattern: fetch the byte the
+			 * range some way ahead will read, as the reads of
+			 * one level are spread over all the patterns */
+			if (r + 16 < ncur) {
+				const struct ac_item *it =
+					&b->item[cur[r + 16].lo];
+
+				if (it->len > depth)
+					__builtin_prefetch(it->pat + depth);
+			}
+			if (r + 32 < ncur)
+				__builtin_prefetch(&b->item[cur[r + 32].lo]);
+
 			ac_order(b, lo, hi, depth);
 			for (i = lo; i < hi && b->key[i] == 0; i++)
 				;
@@ -358,58 +397,92 @@ out:
  * everything a state needs comes from shallower states. */
 static int ac_link(struct ac *a)
 {
-	uint32_t u, c;
+	uint32_t u, rows;
 
-	a->ndense = a->nstates < AC_DENSE_ROWS ? a->nstates : AC_DENSE_ROWS;
-	a->dense = malloc((size_t)a->ndense * 256 * sizeof(*a->dense));
+	/* large automata get more rows, about 1/256 of their states, so
+	 * that the wide shallow states all have one */
+	rows = a->nstates / 256;
+	rows = rows < AC_DENSE_ROWS ? AC_DENSE_ROWS :
+	       rows > AC_DENSE_MAX  ? AC_DENSE_MAX :
+				      rows;
+	a->ndense = a->nstates < rows ? a->nstates : rows;
+	a->dense = ac_alloc((size_t)a->ndense * 256 * sizeof(*a->dense));
 	if (!a->dense)
 		return -ENOMEM;
 	for (u = 0; u < a->nstates; u++) {
 		struct ac_state *su = &a->state[u];
+
+		/* the failure states that the states ahead will visit are
+		 * anywhere in the automaton: ask for them early, the state
+		 * first, then (once it has come) its children or row */
+		if (u + 16 < a->nstates)
+			__builtin_prefetch(&a->state[a->state[u + 16].fail]);
+		if (u + 8 < a->nstates) {
+			const struct ac_state *sp = &a->state[u + 8];
+			uint32_t f = sp->fail;
+
+			if (f < a->ndense)
+				__builtin_prefetch(a->dense +
+						   ((size_t)f << 8 |
+						    a->state[sp->first].label));
+			else
+				__builtin_prefetch(
+					&a->state[a->state[f].first]);
+		}
 		uint32_t v, end = su->first + su->nchild;
 
 		for (v = su->first; v < end; v++) {
 			struct ac_state *sv = &a->state[v];
-			uint32_t f = 0, own = sv->term;
+			uint32_t f = 0, own = sv->term, ft = AC_NONE;
 
 			if (u != 0) {
 				/* goto(fail(u), label): dense rows already
-				 * fold the failure chain in */
+				 * fold the failure chain in, and say whether
+				 * the target ends a pattern, which spares
+				 * reading it when it does not */
 				for (f = su->fail;;) {
 					uint32_t w;
 
 					if (f < a->ndense) {
 						f = a->dense[(size_t)f << 8 |
-							     sv->label] &
-						    ~AC_OUT;
+							     sv->label];
 						break;
 					}
 					w = ac_child(a, f, sv->label);
 					if (w != AC_NONE) {
-						f = w;
+						f = ac_flag(a, w);
 						break;
 					}
 					f = a->state[f].fail;
 				}
+				if (f & AC_OUT) {
+					f &= ~AC_OUT;
+					ft = a->state[f].term;
+				}
 			}
 			sv->fail = f;
 			if (own != AC_NONE)
-				a->term[own].next = a->state[f].term;
+				a->term[own].next = ft;
 			else
-				sv->term = a->state[f].term;
+				sv->term = ft;
 		}
 		if (u < a->ndense) {
+			/* the failure state's row, with this state's own
+			 * children over it (on every byte that folds to
+			 * their label) */
 			uint32_t *row = a->dense + ((size_t)u << 8);
-			const uint32_t *frow =
-				a->dense + ((size_t)su->fail << 8);
 
-			for (c = 0; c < 256; c++) {
-				uint32_t w = ac_child(a, u, a->fold[c]);
+			if (u)
+				memcpy(row, a->dense + ((size_t)su->fail << 8),
+				       256 * sizeof(*row));
+			else
+				memset(row, 0, 256 * sizeof(*row));
+			for (v = su->first; v < end; v++) {
+				u8 l = a->state[v].label;
 
-				if (w != AC_NONE)
-					row[c] = ac_flag(a, w);
-				else
-					row[c] = u ? frow[c] : 0;
+				row[l] = ac_flag(a, v);
+				if (a->unfold[l] != l)
+					row[a->unfold[l]] = row[l];
 			}
 		}
 	}
@@ -432,7 +505,7 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	struct ts_config *conf;
 	struct ac_build b = { 0 };
 	struct ac *a;
-	size_t payload;
+	size_t payload, total;
 	uint32_t i;
 	int err = -ENOMEM;
 
@@ -446,15 +519,24 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	a->len0 = lens[0];
 	memcpy(a->pattern0, patterns[0], lens[0]);
 	ts_fill_fold_table(a->fold, flags & TS_IGNORECASE);
+	for (i = 0; i < 256; i++)
+		a->unfold[i] = (u8)i;
+	for (i = 0; i < 256; i++)
+		if (a->fold[i] != i)
+			a->unfold[a->fold[i]] = (u8)i;
 
 	b.a = a;
-	b.cap = count < AC_MAX_STATES / 4 ? 4 * count : AC_MAX_STATES;
+	/* a state per pattern byte at most: reserved, not touched, so
+	 * only the states made take memory, and nothing is copied */
+	for (i = 0, total = 1; i < count && total < AC_MAX_STATES; i++)
+		total += lens[i];
+	b.cap = total < AC_MAX_STATES ? (uint32_t)total : AC_MAX_STATES;
 	b.item = malloc((size_t)count * sizeof(*b.item));
 	b.tmp = malloc((size_t)count * sizeof(*b.tmp));
 	b.key = malloc((size_t)count * sizeof(*b.key));
 	b.tmpkey = malloc((size_t)count * sizeof(*b.tmpkey));
 	a->term = malloc((size_t)count * sizeof(*a->term));
-	a->state = malloc((size_t)b.cap * sizeof(*a->state));
+	a->state = ac_alloc((size_t)b.cap * sizeof(*a->state));
 	a->ids = malloc((size_t)count * sizeof(*a->ids));
 	if (!b.item || !b.tmp || !b.key || !b.tmpkey || !a->term || !a->state ||
 	    !a->ids)
