@@ -118,7 +118,7 @@ static inline uint32_t ac_child(const struct ac *a, uint32_t s, u8 c)
 }
 
 /* One step from state @s on data byte @b: the next state, with AC_OUT. */
-static inline uint32_t ac_step(const struct ac *a, uint32_t s, u8 b)
+static uint32_t ac_step(const struct ac *a, uint32_t s, u8 b)
 {
 	u8 c = a->fold[b];
 
@@ -174,7 +174,8 @@ static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 {
 	const struct ac *a = ts_config_priv(conf);
-	bool overlap = conf->flags & TS_OVERLAP;
+	const uint32_t *dense = a->dense, ndense = a->ndense;
+	bool overlap = conf->flags & TS_OVERLAP, have = false;
 	struct ts_set_best best = { 0 };
 	unsigned int consumed = state->offset, prev_end = 0, prev_id = 0;
 	unsigned int n, i;
@@ -185,18 +186,25 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 	have_prev = overlap && ts_overlap_prev(state, &prev_end, &prev_id);
 	while ((n = conf->get_next_block(consumed, &block, conf, state))) {
 		for (i = 0; i < n; i++) {
+			/* the common step, a dense row, kept inline; the
+			 * rest only when a pattern ends or one is pending */
+			uint32_t t = s < ndense ?
+					     dense[(size_t)s << 8 | block[i]] :
+					     ac_step(a, s, block[i]);
 			/* i + 1 <= n <= UINT_MAX - consumed */
-			unsigned int end = consumed + i + 1;
+			unsigned int end;
 
-			s = ac_step(a, s, block[i]);
-			if (s & AC_OUT) {
-				s &= ~AC_OUT;
+			s = t & ~AC_OUT;
+			if (__builtin_expect(!(t & AC_OUT) && !have, 1))
+				continue;
+			end = consumed + i + 1;
+			if (t & AC_OUT) {
 				ac_offer(a, s, end, overlap, &best, have_prev,
 					 state->offset, prev_end, prev_id);
+				have = best.have;
 			}
-			if (best.have &&
-			    ts_set_decided(&best, overlap,
-					   end - a->state[s].depth))
+			if (have && ts_set_decided(&best, overlap,
+						   end - a->state[s].depth))
 				goto found;
 		}
 		if (n > UINT_MAX - consumed)
