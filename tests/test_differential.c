@@ -2,7 +2,8 @@
  * test_differential.c - every literal algorithm against the naive reference
  * on random cases: small alphabets, periodic patterns, patterns longer than
  * the data, TS_IGNORECASE with ASCII and ISO-8859-1 letters, random block
- * splits down to one byte, and whole find/next sequences.
+ * splits down to one byte, and whole find/next sequences, a quarter of
+ * them with TS_OVERLAP (every occurrence, one byte after the last).
  *
  * rarebyte runs at each of its dispatch levels (each name pins one; the
  * machine must have it for the level to be really exercised, see
@@ -69,6 +70,7 @@ struct tcase {
 	u8 data[400];
 	unsigned int dlen;
 	bool icase;
+	bool overlap; /* TS_OVERLAP: every occurrence, one byte apart */
 };
 
 static void make_case(struct rng *r, struct tcase *c)
@@ -77,6 +79,7 @@ static void make_case(struct rng *r, struct tcase *c)
 	unsigned int i, shape = rng_below(r, 10);
 
 	c->icase = rng_below(r, 3) == 0;
+	c->overlap = rng_below(r, 4) == 0;
 	c->dlen = rng_below(r, 4) == 0 ? rng_below(r, 8) : rng_below(r, 300);
 	if (shape < 5)
 		c->plen = 1 + rng_below(r, 8);
@@ -125,8 +128,8 @@ static void report(const char *algo, const struct tcase *c, const char *what,
 	unsigned int i;
 
 	fprintf(stderr,
-		"%s: %s: got %u, want %u; icase %d\npattern (%u):", algo, what,
-		got, want, c->icase, c->plen);
+		"%s: %s: got %u, want %u; icase %d overlap %d\npattern (%u):",
+		algo, what, got, want, c->icase, c->overlap, c->plen);
 	for (i = 0; i < c->plen; i++)
 		fprintf(stderr, " %02x", c->pat[i]);
 	fprintf(stderr, "\ndata (%u):", c->dlen);
@@ -144,7 +147,8 @@ static long run_case(const char *algo, struct rng *r, const struct tcase *c)
 	struct blocks *b;
 	unsigned int want, got_lin, got_blk, calls = 0;
 	long compared = 0;
-	int flags = TS_AUTOLOAD | (c->icase ? TS_IGNORECASE : 0);
+	int flags = TS_AUTOLOAD | (c->icase ? TS_IGNORECASE : 0) |
+		    (c->overlap ? TS_OVERLAP : 0);
 
 	conf = textsearch_prepare(algo, c->pat, c->plen, GFP_KERNEL, flags);
 	if (IS_ERR(conf)) {
@@ -169,8 +173,15 @@ static long run_case(const char *algo, struct rng *r, const struct tcase *c)
 		compared++;
 		if (want == UINT_MAX)
 			break;
+		if (textsearch_match_id(&st_lin) != 0 ||
+		    textsearch_match_len(conf, &st_blk) != c->plen) {
+			report(algo, c, "match id or length",
+			       textsearch_match_len(conf, &st_blk), c->plen);
+			compared = -1;
+			break;
+		}
 		want = ref_find(c->pat, c->plen, c->data, c->dlen,
-				want + c->plen, c->icase);
+				want + (c->overlap ? 1 : c->plen), c->icase);
 		got_lin = textsearch_next(conf, &st_lin);
 		got_blk = textsearch_next(conf, &st_blk);
 		calls++;

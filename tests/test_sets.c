@@ -6,9 +6,9 @@
  * sometimes 40 copies of one pattern, included), searches random data
  * with and without TS_OVERLAP and TS_IGNORECASE, contiguous and through
  * blocks (none, every byte, random sizes), and compares every match, its
- * id and its length with a naive reference written here: all occurrences
- * enumerated, sorted by (start, end, id), and for the leftmost-longest
- * order picked one after the other.
+ * id and its length with the naive reference of tests/support: all
+ * occurrences enumerated, sorted by (start, end, id), and for the
+ * leftmost-longest order picked one after the other.
  *
  * TS_TEST_SET_CASES sets the number of random sets (default 5000);
  * TS_TEST_SEED repeats a run.
@@ -29,12 +29,6 @@
 #include "textsearch_fsm.h"
 #include "textsearch_skb.h"
 
-/* ---- the reference ---- */
-
-struct occ {
-	unsigned int start, end, id;
-};
-
 struct set {
 	unsigned int count;
 	u8 **pat;
@@ -42,77 +36,15 @@ struct set {
 	bool icase;
 };
 
-static bool occurs_at(const struct set *s, unsigned int id, const u8 *data,
-		      unsigned int dlen, unsigned int at)
-{
-	unsigned int j;
+#define occ ref_match
 
-	if (s->len[id] > dlen - at)
-		return false;
-	for (j = 0; j < s->len[id]; j++) {
-		u8 a = data[at + j], b = s->pat[id][j];
-
-		if (s->icase ? ref_fold(a) != ref_fold(b) : a != b)
-			return false;
-	}
-	return true;
-}
-
-static int by_start_end_id(const void *x, const void *y)
-{
-	const struct occ *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end < b->end ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int by_start_longest_id(const void *x, const void *y)
-{
-	const struct occ *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-/* The matches find/next must give, in order; their number in *@n. */
+/* The reference (tests/support): every occurrence enumerated and sorted,
+ * and for the leftmost-longest order picked one after the other. */
 static struct occ *reference(const struct set *s, const u8 *data,
 			     unsigned int dlen, bool overlap, unsigned int *n)
 {
-	unsigned int cap = 64, all = 0, at, id, k, out, from;
-	struct occ *v = malloc(cap * sizeof(*v));
-
-	assert_non_null(v);
-	for (at = 0; at < dlen; at++)
-		for (id = 0; id < s->count; id++) {
-			if (!occurs_at(s, id, data, dlen, at))
-				continue;
-			if (all == cap) {
-				cap *= 2;
-				v = realloc(v, cap * sizeof(*v));
-				assert_non_null(v);
-			}
-			v[all++] = (struct occ){ at, at + s->len[id], id };
-		}
-	qsort(v, all, sizeof(*v),
-	      overlap ? by_start_end_id : by_start_longest_id);
-	if (overlap) {
-		*n = all;
-		return v;
-	}
-	/* leftmost-longest: the first from where the last one ended */
-	for (k = 0, out = 0, from = 0; k < all; k++)
-		if (v[k].start >= from) {
-			v[out++] = v[k];
-			from = v[k].end;
-		}
-	*n = out;
-	return v;
+	return ref_set_matches((const u8 *const *)s->pat, s->len, s->count,
+			       s->icase, data, dlen, overlap, n);
 }
 
 /* ---- random sets ---- */

@@ -139,6 +139,85 @@ unsigned int ref_find(const u8 *pat, unsigned int plen, const u8 *data,
 	return UINT_MAX;
 }
 
+static bool occurs_at(const u8 *pat, unsigned int plen, const u8 *data,
+		      unsigned int dlen, unsigned int at, bool ignorecase)
+{
+	unsigned int j;
+
+	if (plen > dlen - at)
+		return false;
+	for (j = 0; j < plen; j++) {
+		u8 a = data[at + j], b = pat[j];
+
+		if (ignorecase ? ref_fold(a) != ref_fold(b) : a != b)
+			return false;
+	}
+	return true;
+}
+
+static int by_start_end_id(const void *x, const void *y)
+{
+	const struct ref_match *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int by_start_longest_id(const void *x, const void *y)
+{
+	const struct ref_match *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+struct ref_match *ref_set_matches(const u8 *const *pats,
+				  const unsigned int *lens, unsigned int count,
+				  bool ignorecase, const u8 *data,
+				  unsigned int dlen, bool overlap,
+				  unsigned int *n)
+{
+	unsigned int cap = 64, all = 0, at, id, k, out, from;
+	struct ref_match *v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		abort();
+	/* every occurrence of every pattern, then sorted */
+	for (at = 0; at < dlen; at++)
+		for (id = 0; id < count; id++) {
+			if (!occurs_at(pats[id], lens[id], data, dlen, at,
+				       ignorecase))
+				continue;
+			if (all == cap) {
+				cap *= 2;
+				v = realloc(v, cap * sizeof(*v));
+				if (!v)
+					abort();
+			}
+			v[all++] = (struct ref_match){ at, at + lens[id], id };
+		}
+	qsort(v, all, sizeof(*v),
+	      overlap ? by_start_end_id : by_start_longest_id);
+	if (overlap) {
+		*n = all;
+		return v;
+	}
+	/* leftmost-longest: the first from where the last one ended */
+	for (k = 0, out = 0, from = 0; k < all; k++)
+		if (v[k].start >= from) {
+			v[out++] = v[k];
+			from = v[k].end;
+		}
+	*n = out;
+	return v;
+}
+
 struct block {
 	unsigned int start, len;
 	u8 *bytes;

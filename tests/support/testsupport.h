@@ -47,6 +47,21 @@ u8 ref_fold(u8 c);
 unsigned int ref_find(const u8 *pat, unsigned int plen, const u8 *data,
 		      unsigned int dlen, unsigned int from, bool ignorecase);
 
+/*
+ * Every match a search for the set @pats (@lens, @count patterns) must
+ * give in @data, in find/next order: with @overlap every occurrence, by
+ * start, end and id; without, leftmost-longest and not overlapping.  The
+ * number in *@n; free() the array.  Aborts if out of memory.
+ */
+struct ref_match {
+	unsigned int start, end, id;
+};
+struct ref_match *ref_set_matches(const u8 *const *pats,
+				  const unsigned int *lens, unsigned int count,
+				  bool ignorecase, const u8 *data,
+				  unsigned int dlen, bool overlap,
+				  unsigned int *n);
+
 /* ---- block-splitting provider ---- */
 struct blocks;
 /*
