@@ -15,7 +15,9 @@
  *                      provider installed the kernel's way
  *            bit 5     fsm: raw length, counting bytes (so it may split
  *                      a token)
- *                      (with bit 7: "auto" instead of the level)
+ *                      (with bit 7: "auto" instead of the level, and
+ *                      then bits 0-1 say: 0 "auto", 1 a set with "ac",
+ *                      2 a set with "auto", 3 "auto" with TS_OVERLAP)
  *            bit 6     GFP_ATOMIC instead of GFP_KERNEL
  *            bit 7     rarebyte, see bits 0-1
  *   byte 1   pattern length: bytes (0 must be -EINVAL), or fsm tokens
@@ -29,6 +31,16 @@
  *   then     the block sizes, one byte each: 1 + byte % 64
  *   then     the data (fsm: at most FSM_MAX_DATA bytes, as its reference
  *            is quadratic)
+ *
+ * A set reads on differently after byte 0:
+ *   byte 1   number of patterns (0 must be -EINVAL)
+ *   byte 2   number of block sizes
+ *   byte 3   bit 0: TS_OVERLAP
+ *   then     each pattern: a length byte (modulo 17; 0 must be -EINVAL),
+ *            then its bytes
+ *   then     the block sizes and the data, as above (at most
+ *            SET_MAX_DATA bytes)
+ * and is checked against ref_set_matches(), match ids and lengths too.
  *
  * The shiftor plugin is found through TEXTSEARCH_PLUGIN_PATH; when that is
  * unset, the fuzz build compiles in FUZZ_PLUGIN_DIR.
@@ -61,7 +73,14 @@ static const char *const algo_names[] = {
 	"rarebyte_avx2",
 	"rarebyte_avx512",
 	"auto",
+	"ac",
+	"auto",
+	"auto",
 };
+
+enum { ALGO_SET_AC = 9, ALGO_SET_AUTO = 10, ALGO_AUTO_OVERLAP = 11 };
+#define SET_MAX_LEN 16u
+#define SET_MAX_DATA 1024u /* the reference tries every pattern everywhere */
 
 static void die(const char *fmt, ...)
 {
@@ -111,9 +130,13 @@ static u8 take(struct reader *r)
 
 struct fuzz_case {
 	int algo;
-	bool icase, raw, atomic;
+	bool icase, raw, atomic, overlap;
+	bool set;
 	int split;
-	u8 pat[256 * sizeof(struct ts_fsm_token)];
+	u8 pat[256 * SET_MAX_LEN];
+	const u8 *pats[256]; /* a set: its patterns in pat */
+	unsigned int lens[256];
+	unsigned int count;
 	unsigned int plen; /* bytes given to prepare */
 	unsigned int ntok; /* fsm: whole tokens in pat */
 	unsigned int cuts[256];
@@ -129,14 +152,31 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	unsigned int i, at;
 
 	c->algo = ctl & 3;
-	if (ctl & 0x80)
-		c->algo = ctl & 0x20 ? 8 : 4 + (ctl & 3);
+	if ((ctl & 0xa0) == 0xa0)
+		c->algo = (ctl & 3) ? 8 + (ctl & 3) : 8;
+	else if (ctl & 0x80)
+		c->algo = 4 + (ctl & 3);
 	c->icase = ctl & 4;
 	c->split = (ctl >> 3) & 3;
 	c->raw = ctl & 0x20;
 	c->atomic = ctl & 0x40;
+	c->set = c->algo == ALGO_SET_AC || c->algo == ALGO_SET_AUTO;
+	c->overlap = c->algo == ALGO_AUTO_OVERLAP;
 
-	if (c->algo != 3) {
+	if (c->set) {
+		unsigned int used = 0;
+
+		c->overlap = take(&r) & 1;
+		c->count = len;
+		for (i = 0; i < c->count; i++) {
+			unsigned int j;
+
+			c->lens[i] = take(&r) % (SET_MAX_LEN + 1);
+			c->pats[i] = c->pat + used;
+			for (j = 0; j < c->lens[i]; j++)
+				c->pat[used++] = take(&r);
+		}
+	} else if (c->algo != 3) {
 		c->plen = len;
 		for (i = 0; i < c->plen; i++)
 			c->pat[i] = take(&r);
@@ -171,6 +211,8 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	c->dlen = (unsigned int)r.n;
 	if (c->algo == 3 && c->dlen > FSM_MAX_DATA)
 		c->dlen = FSM_MAX_DATA;
+	if (c->set && c->dlen > SET_MAX_DATA)
+		c->dlen = SET_MAX_DATA;
 	/* a copy of exactly its size: reading past it is caught */
 	c->data = malloc(c->dlen ? c->dlen : 1);
 	if (!c->data)
@@ -181,6 +223,14 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 /* The error textsearch_prepare() must give, or 0. */
 static long expected_error(const struct fuzz_case *c)
 {
+	unsigned int i;
+
+	if (c->set) {
+		for (i = 0; i < c->count; i++)
+			if (!c->lens[i])
+				return -EINVAL;
+		return c->count ? 0 : -EINVAL;
+	}
 	if (c->plen == 0)
 		return -EINVAL;
 	if (c->algo != 3)
@@ -218,7 +268,7 @@ static unsigned int reference(const struct fuzz_case *c, unsigned int *out)
 		if (pos < from || end < pos || end > c->dlen)
 			die("reference gave [%u, %u) from %u", pos, end, from);
 		out[n++] = pos;
-		from = end > pos ? end : pos + 1;
+		from = end > pos && !c->overlap ? end : pos + 1;
 	}
 	return n;
 }
@@ -252,9 +302,108 @@ static unsigned int compare(const struct fuzz_case *c, const char *how,
 	return calls;
 }
 
+/* Compare a find/next sequence of a set, ids and lengths too; returns the
+ * number of find/next calls made. */
+static unsigned int compare_set(const struct fuzz_case *c, const char *how,
+				struct ts_config *conf, struct ts_state *st,
+				unsigned int pos, const struct ref_match *want,
+				unsigned int nwant)
+{
+	unsigned int i, calls = 1;
+
+	for (i = 0; i < nwant; i++) {
+		unsigned int id = textsearch_match_id(st);
+		unsigned int len = textsearch_match_len(conf, st);
+
+		if (pos != want[i].start || id != want[i].id ||
+		    len != want[i].end - want[i].start)
+			die("set of %u (%s), %s: match %u at %u id %u len %u, "
+			    "reference says %u id %u len %u (data %u bytes, "
+			    "icase %d, overlap %d)",
+			    c->count, conf->ops->name, how, i, pos, id, len,
+			    want[i].start, want[i].id,
+			    want[i].end - want[i].start, c->dlen, c->icase,
+			    c->overlap);
+		pos = textsearch_next(conf, st);
+		calls++;
+	}
+	if (pos != UINT_MAX)
+		die("set of %u, %s: a match at %u after the last", c->count,
+		    how, pos);
+	if (textsearch_next(conf, st) != UINT_MAX)
+		die("set of %u, %s: next after the end found one", c->count,
+		    how);
+	return calls + 1;
+}
+
+static struct blocks *split(const struct fuzz_case *c)
+{
+	switch (c->split) {
+	case 1:
+		return blocks_random(c->data, c->dlen, &(struct rng){ 1 }, 1);
+	case 2:
+		return blocks_new(c->data, c->dlen, NULL, 0);
+	default:
+		return blocks_new(c->data, c->dlen, c->cuts, c->ncuts);
+	}
+}
+
+static void run_set(struct fuzz_case *c)
+{
+	int flags = (c->icase ? TS_IGNORECASE : 0) |
+		    (c->overlap ? TS_OVERLAP : 0);
+	struct ts_config *conf;
+	struct ts_state st;
+	struct ref_match *want;
+	struct blocks *b;
+	unsigned int nwant, pos, calls;
+	long err = expected_error(c);
+	u8 *before;
+
+	conf = textsearch_prepare_set(c->algo == ALGO_SET_AC ? "ac" : "auto",
+				      (const void *const *)c->pats, c->lens,
+				      c->count,
+				      c->atomic ? GFP_ATOMIC : GFP_KERNEL,
+				      flags);
+	if (err) {
+		if (!IS_ERR(conf) || PTR_ERR(conf) != err)
+			die("set of %u: prepare of a bad set gave %ld, want "
+			    "%ld",
+			    c->count, IS_ERR(conf) ? PTR_ERR(conf) : 0L, err);
+		return;
+	}
+	if (IS_ERR_OR_NULL(conf))
+		die("set of %u: prepare failed: %s (%s)", c->count,
+		    textsearch_strerror((int)PTR_ERR(conf)),
+		    textsearch_last_error());
+	want = ref_set_matches(c->pats, c->lens, c->count, c->icase, c->data,
+			       c->dlen, c->overlap, &nwant);
+
+	before = conf_snapshot(conf);
+	pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);
+	compare_set(c, "contiguous", conf, &st, pos, want, nwant);
+	if (!conf_unchanged(conf, before))
+		die("set: find_continuous wrote to the config");
+	free(before);
+
+	b = split(c);
+	pos = c->split == 3 ? blocks_find_kernel_style(conf, &st, b) :
+			      blocks_find(conf, &st, b);
+	calls = compare_set(c, "blocks", conf, &st, pos, want, nwant);
+	if (!blocks_ok(b))
+		die("set: consumed went backwards within a call");
+	if (blocks_finishes(b) != calls)
+		die("set: finish ran %u times in %u calls", blocks_finishes(b),
+		    calls);
+	blocks_free(b);
+	free(want);
+	textsearch_destroy(conf);
+}
+
 static void run(struct fuzz_case *c)
 {
-	int flags = (c->icase ? TS_IGNORECASE : 0) | TS_AUTOLOAD;
+	int flags = (c->icase ? TS_IGNORECASE : 0) | TS_AUTOLOAD |
+		    (c->overlap ? TS_OVERLAP : 0);
 	struct ts_config *conf;
 	struct ts_state st;
 	struct blocks *b;
@@ -296,17 +445,7 @@ static void run(struct fuzz_case *c)
 	free(before);
 
 	/* through blocks */
-	switch (c->split) {
-	case 1:
-		b = blocks_random(c->data, c->dlen, &(struct rng){ 1 }, 1);
-		break;
-	case 2:
-		b = blocks_new(c->data, c->dlen, NULL, 0);
-		break;
-	default:
-		b = blocks_new(c->data, c->dlen, c->cuts, c->ncuts);
-		break;
-	}
+	b = split(c);
 	pos = c->split == 3 ? blocks_find_kernel_style(conf, &st, b) :
 			      blocks_find(conf, &st, b);
 	calls = compare(c, c->split == 3 ? "kernel-style blocks" : "blocks",
@@ -329,7 +468,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	if (!c)
 		abort();
 	decode(c, in, size);
-	run(c);
+	if (c->set)
+		run_set(c);
+	else
+		run(c);
 	free(c->data);
 	free(c);
 	return 0;

@@ -119,3 +119,28 @@ done
 { b $((FSM + ICASE)) 1 0; tok $SPECIFIC $SINGLE 97; s abc; } \
 	> "$out/fsm-bad-icase"
 { b $FSM 0 0; s abc; } > "$out/fsm-empty"
+
+# sets (AUTO + 1: "ac", AUTO + 2: "auto"; AUTO + 3: "auto", TS_OVERLAP):
+# set NAME CONTROL FLAGS SIZES DATA PATTERN...; FLAGS 1 is TS_OVERLAP
+SET_AC=$((AUTO + 1)) SET_AUTO=$((AUTO + 2)) AUTO_OVERLAP=$((AUTO + 3))
+set_case() {
+	name=$1 ctl=$2 flags=$3 sizes=$4 data=$5
+	shift 5
+	n=0
+	for _ in $sizes; do n=$((n + 1)); done
+	# shellcheck disable=SC2086
+	{ b "$ctl" "$#" "$n" "$flags"
+	  for p in "$@"; do b "${#p}"; s "$p"; done
+	  b $sizes; s "$data"; } > "$out/$name"
+}
+set_case set-ushers "$SET_AC" 0 "2 1 3" "ushers his hers" he she his hers
+set_case set-ushers-overlap "$SET_AC" 1 "" "ushers his hers" he she his hers
+set_case set-nested-bytes $((SET_AC + BYTES)) 1 "" "aaaaab" a aa aaa aab b
+set_case set-duplicates-icase $((SET_AUTO + ICASE)) 1 "3 3" "abABab" \
+	ab AB ab Ab b
+set_case set-leftmost-longest "$SET_AUTO" 0 "" "abcd bcd cd" bc abcd cd bcde
+set_case set-kernel-style $((SET_AC + KERNEL)) 0 "1 2 3 4" \
+	"$A" dance the funky chicken ick
+set_case set-empty-pattern "$SET_AC" 0 "" abc a "" b
+set_case set-none "$SET_AC" 0 "" abc
+lit auto-overlap-aa $((AUTO_OVERLAP + BYTES)) aa "" aaaa
