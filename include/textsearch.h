@@ -283,8 +283,8 @@ TS_API int textsearch_unregister(struct ts_ops *ops);
  * the best below it), a plugin, or "auto": the fastest built-in algorithm
  * for this literal pattern and these flags, chosen here (conf->ops->name
  * says which; "auto" is reserved, never registered).  @gfp_mask is
- * GFP_KERNEL or GFP_ATOMIC; @flags is a mask of TS_AUTOLOAD and
- * TS_IGNORECASE.  Returns the config or an error
+ * GFP_KERNEL or GFP_ATOMIC; @flags is a mask of TS_AUTOLOAD,
+ * TS_IGNORECASE and TS_OVERLAP.  Returns the config or an error
  * pointer (errno is set too):
  *   -EINVAL  zero length, NULL argument, bad flags or gfp_mask, invalid
  *            name, or a pattern the algorithm rejects

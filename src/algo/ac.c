@@ -32,6 +32,8 @@
 #define AC_NONE UINT32_MAX
 #define AC_OUT 0x80000000u /* in a transition: the target ends a pattern */
 #define AC_MAX_STATES 0x7fffffffu
+/* reserved up front at most (1.25 GiB of states); more are grown into */
+#define AC_RESERVE_STATES (1u << 26)
 /* 1024 rows of 1 KiB: the DFA part stays in L2 */
 #define AC_DENSE_ROWS 1024u
 /* and at most 16 MiB of them */
@@ -336,8 +338,8 @@ static int ac_build_trie(struct ac_build *b)
 	uint32_t ncur = 1, nnext, depth, r, i, j;
 	int err = 0;
 
-	cur = malloc((size_t)b->a->count * sizeof(*cur));
-	next = malloc((size_t)b->a->count * sizeof(*next));
+	cur = ac_alloc((size_t)b->a->count * sizeof(*cur));
+	next = ac_alloc((size_t)b->a->count * sizeof(*next));
 	if (!cur || !next) {
 		err = -ENOMEM;
 		goto out;
@@ -538,14 +540,14 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	 * only the states made take memory, and nothing is copied */
 	for (i = 0, total = 1; i < count && total < AC_MAX_STATES; i++)
 		total += lens[i];
-	b.cap = total < AC_MAX_STATES ? (uint32_t)total : AC_MAX_STATES;
-	b.item = malloc((size_t)count * sizeof(*b.item));
-	b.tmp = malloc((size_t)count * sizeof(*b.tmp));
-	b.key = malloc((size_t)count * sizeof(*b.key));
-	b.tmpkey = malloc((size_t)count * sizeof(*b.tmpkey));
-	a->term = malloc((size_t)count * sizeof(*a->term));
+	b.cap = total < AC_RESERVE_STATES ? (uint32_t)total : AC_RESERVE_STATES;
+	b.item = ac_alloc((size_t)count * sizeof(*b.item));
+	b.tmp = ac_alloc((size_t)count * sizeof(*b.tmp));
+	b.key = ac_alloc((size_t)count * sizeof(*b.key));
+	b.tmpkey = ac_alloc((size_t)count * sizeof(*b.tmpkey));
+	a->term = ac_alloc((size_t)count * sizeof(*a->term));
 	a->state = ac_alloc((size_t)b.cap * sizeof(*a->state));
-	a->ids = malloc((size_t)count * sizeof(*a->ids));
+	a->ids = ac_alloc((size_t)count * sizeof(*a->ids));
 	if (!b.item || !b.tmp || !b.key || !b.tmpkey || !a->term || !a->state ||
 	    !a->ids)
 		goto fail;
