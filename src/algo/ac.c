@@ -161,9 +161,19 @@ static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 			if (end < prev_end)
 				continue; /* reported before the last */
 			if (end == prev_end) {
-				while (k < tm->nids &&
-				       a->ids[tm->ids + k] <= prev_id)
-					k++;
+				/* the first copy after the last reported:
+				 * ids ascend, and a pattern may have a
+				 * million copies */
+				uint32_t hi = tm->nids;
+
+				while (k < hi) {
+					uint32_t mid = k + (hi - k) / 2;
+
+					if (a->ids[tm->ids + mid] <= prev_id)
+						k = mid + 1;
+					else
+						hi = mid;
+				}
 				if (k == tm->nids)
 					continue;
 			}
