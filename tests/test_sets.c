@@ -256,6 +256,7 @@ static void differential_sets(void **unused)
 			struct blocks *b;
 			struct occ *want;
 			unsigned int nwant, calls;
+			bool kernel;
 
 			conf = textsearch_prepare_set(
 				algo, (const void *const *)s.pat, s.len,
@@ -268,9 +269,15 @@ static void differential_sets(void **unused)
 						want, nwant, &s, data, dlen);
 			b = blocks_random(data, dlen, &r,
 					  (int)rng_below(&r, 3));
-			compared += compare_run("blocks", conf, &st,
-						blocks_find(conf, &st, b), want,
-						nwant, &s, data, dlen);
+			/* the provider per call, or the kernel's way */
+			kernel = rng_below(&r, 4) == 0;
+			compared += compare_run(
+				kernel ? "kernel-style blocks" : "blocks", conf,
+				&st,
+				kernel ?
+					blocks_find_kernel_style(conf, &st, b) :
+					blocks_find(conf, &st, b),
+				want, nwant, &s, data, dlen);
 			/* every find/next call ran finish once, the last
 			 * two being the UINT_MAX ones */
 			calls = nwant + 2;
@@ -647,6 +654,46 @@ static void reader_with_a_set(void **unused)
 	free(longp);
 }
 
+/* textsearch_find_iovec(): matches across buffers, empty ones between. */
+static void iovec_with_a_set(void **unused)
+{
+	static const char text[] = "ushers his hers";
+	const void *p[] = { "he", "she", "his", "hers" };
+	unsigned int l[] = { 2, 3, 3, 4 }, ov;
+	struct set s = { 4, (u8 **)p, l, false };
+	struct iovec iov[] = {
+		{ (void *)text, 2 },	   { NULL, 5 },
+		{ (void *)(text + 2), 0 }, { (void *)(text + 2), 1 },
+		{ (void *)(text + 3), 9 }, { (void *)(text + 12), 3 },
+	};
+
+	(void)unused;
+	for (ov = 0; ov < 2; ov++) {
+		struct ts_config *conf;
+		struct ts_state st;
+		struct occ *want;
+		unsigned int nwant, k, pos;
+
+		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
+					      ov ? TS_OVERLAP : 0);
+		assert_false(IS_ERR(conf));
+		want = reference(&s, (const u8 *)text, sizeof(text) - 1, ov,
+				 &nwant);
+		assert_int_equal(nwant, ov ? 6 : 3);
+		for (k = 0, pos = textsearch_find_iovec(conf, &st, iov, 6);
+		     pos != UINT_MAX; pos = textsearch_next(conf, &st), k++) {
+			assert_true(k < nwant);
+			assert_int_equal(pos, want[k].start);
+			assert_int_equal(textsearch_match_id(&st), want[k].id);
+			assert_int_equal(textsearch_match_len(conf, &st),
+					 want[k].end - want[k].start);
+		}
+		assert_int_equal(k, nwant);
+		free(want);
+		textsearch_destroy(conf);
+	}
+}
+
 static void release(void *cookie)
 {
 	free(cookie);
@@ -710,6 +757,7 @@ int main(void)
 		cmocka_unit_test(set_of_one_is_single),
 		cmocka_unit_test(threads_share_a_set),
 		cmocka_unit_test(reader_with_a_set),
+		cmocka_unit_test(iovec_with_a_set),
 		cmocka_unit_test(skb_with_a_set),
 		cmocka_unit_test(differential_sets),
 	};
