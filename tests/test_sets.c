@@ -449,6 +449,47 @@ static void overlap_single_every_algorithm(void **unused)
 	}
 }
 
+/* Patterns that use every byte value: no byte is left for the class of
+ * bytes in no pattern. */
+static void every_byte_value(void **unused)
+{
+	static u8 bytes[256], data[600];
+	const void *p[258];
+	unsigned int l[258], i, k, pos, nwant;
+	struct set s = { 258, (u8 **)p, l, false };
+	struct ts_config *conf;
+	struct ts_state st;
+	struct occ *want;
+	struct rng r = { 3 };
+
+	(void)unused;
+	for (i = 0; i < 256; i++) {
+		bytes[i] = (u8)i;
+		p[i] = &bytes[i];
+		l[i] = 1;
+	}
+	p[256] = "\xff\x00\x01";
+	l[256] = 3;
+	p[257] = "ab";
+	l[257] = 2;
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (u8)rng_below(&r, 256);
+	memcpy(data + 100, "\xff\x00\x01", 3);
+	conf = textsearch_prepare_set("ac", p, l, 258, GFP_KERNEL, 0);
+	assert_false(IS_ERR(conf));
+	want = reference(&s, data, sizeof(data), false, &nwant);
+	for (k = 0,
+	    pos = textsearch_find_continuous(conf, &st, data, sizeof(data));
+	     pos != UINT_MAX; pos = textsearch_next(conf, &st), k++) {
+		assert_true(k < nwant);
+		assert_int_equal(pos, want[k].start);
+		assert_int_equal(textsearch_match_id(&st), want[k].id);
+	}
+	assert_int_equal(k, nwant);
+	free(want);
+	textsearch_destroy(conf);
+}
+
 /* A set of one and textsearch_prepare() give the same matches. */
 static void set_of_one_is_single(void **unused)
 {
@@ -755,6 +796,7 @@ int main(void)
 		cmocka_unit_test(match_id_len_single),
 		cmocka_unit_test(overlap_single_every_algorithm),
 		cmocka_unit_test(set_of_one_is_single),
+		cmocka_unit_test(every_byte_value),
 		cmocka_unit_test(threads_share_a_set),
 		cmocka_unit_test(reader_with_a_set),
 		cmocka_unit_test(iovec_with_a_set),

@@ -2,10 +2,11 @@
  * ac.c - Aho-Corasick, for sets of patterns.
  *
  * The trie is numbered breadth first, so the states a search visits most
- * (the root and its first levels) come first.  The first AC_DENSE_ROWS
- * states are a full DFA: a row of 256 transitions each (4 bytes per
- * transition, the high bit telling whether the target ends a pattern), so
- * a step among them is one load.  The others are compact: the children of
+ * (the root and its first levels) come first.  The first of them, as
+ * many as fit in 1 MiB (or 4 bytes per state for large sets, up to 16
+ * MiB), are a full DFA: a row of transitions each, one per class of bytes
+ * (ac_classes(); 4 bytes per transition, the high bit telling whether the
+ * target ends a pattern), so a step among them is one load.  The others are compact: the children of
  * a state are consecutive states (their edge bytes in their records),
  * and a byte that has no child follows the failure link until a dense
  * state takes it.  About 21 bytes per trie state and 20 per pattern.
@@ -35,9 +36,9 @@
 /* reserved up front at most (1.25 GiB of states); more are grown into */
 #define AC_RESERVE_STATES (1u << 26)
 /* 1024 rows of 1 KiB: the DFA part stays in L2 */
-#define AC_DENSE_ROWS 1024u
+#define AC_DENSE_MIN ((size_t)1 << 20)
 /* and at most 16 MiB of them */
-#define AC_DENSE_MAX 16384u
+#define AC_DENSE_MAX ((size_t)16 << 20)
 /* ranges smaller than this are split by insertion sort, not counting */
 #define AC_SMALL_RANGE 32u
 
@@ -63,8 +64,9 @@ struct ac_term {
 struct ac {
 	uint32_t nstates, ndense, nterms, count;
 	u8 fold[256];
-	u8 unfold[256];	 /* the other byte that folds to a folded one, or it */
-	uint32_t *dense; /* ndense rows of 256 */
+	u8 cls[256];	 /* byte class: 0 for bytes in no pattern */
+	uint32_t shift;	 /* a dense row has 1 << shift transitions */
+	uint32_t *dense; /* ndense rows */
 	struct ac_state *state;
 	struct ac_term *term;
 	uint32_t *ids;
@@ -131,7 +133,7 @@ static uint32_t ac_step(const struct ac *a, uint32_t s, u8 b)
 			return ac_flag(a, v);
 		s = a->state[s].fail;
 	}
-	return a->dense[(size_t)s << 8 | b];
+	return a->dense[(size_t)s << a->shift | a->cls[b]];
 }
 
 /* Offer the occurrences ending at @end in state @s (which ends one). */
@@ -187,6 +189,8 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 {
 	const struct ac *a = ts_config_priv(conf);
 	const uint32_t *dense = a->dense, ndense = a->ndense;
+	const uint32_t shift = a->shift;
+	const u8 *cls = a->cls;
 	bool overlap = conf->flags & TS_OVERLAP, have = false;
 	struct ts_set_best best = { 0 };
 	unsigned int consumed = state->offset, prev_end = 0, prev_id = 0;
@@ -200,9 +204,9 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 		for (i = 0; i < n; i++) {
 			/* the common step, a dense row, kept inline; the
 			 * rest only when a pattern ends or one is pending */
-			uint32_t t = s < ndense ?
-					     dense[(size_t)s << 8 | block[i]] :
-					     ac_step(a, s, block[i]);
+			uint32_t t = s < ndense ? dense[(size_t)s << shift |
+							cls[block[i]]] :
+						  ac_step(a, s, block[i]);
 			/* i + 1 <= n <= UINT_MAX - consumed */
 			unsigned int end;
 
@@ -413,20 +417,47 @@ out:
 	return err;
 }
 
+/* Byte classes: one per byte some pattern has (after folding), and class
+ * 0 for all the bytes none has, so that a dense row is as long as the
+ * patterns' alphabet (rounded up to a power of two), not 256: 128 bytes
+ * for text in letters, and many more rows fit in the cache. */
+static void ac_classes(struct ac *a)
+{
+	bool present[256] = { false };
+	u8 id[256];
+	uint32_t v, c, n = 0, next;
+
+	for (v = 1; v < a->nstates; v++)
+		present[a->state[v].label] = true;
+	for (c = 0; c < 256; c++)
+		n += present[c];
+	next = n < 256 ? 1 : 0;
+	for (c = 0; c < 256; c++)
+		if (present[c])
+			id[c] = (u8)next++;
+	for (c = 0; c < 256; c++)
+		a->cls[c] = present[a->fold[c]] ? id[a->fold[c]] : 0;
+	for (a->shift = 0; (1u << a->shift) < next; a->shift++)
+		;
+}
+
 /* Failure links, output links and dense rows, in breadth-first order:
  * everything a state needs comes from shallower states. */
 static int ac_link(struct ac *a)
 {
-	uint32_t u, rows;
+	size_t budget, rowsize = sizeof(*a->dense) << a->shift;
+	uint32_t u;
 
-	/* large automata get more rows, about 1/256 of their states, so
-	 * that the wide shallow states all have one */
-	rows = a->nstates / 256;
-	rows = rows < AC_DENSE_ROWS ? AC_DENSE_ROWS :
-	       rows > AC_DENSE_MAX  ? AC_DENSE_MAX :
-				      rows;
-	a->ndense = a->nstates < rows ? a->nstates : rows;
-	a->dense = ac_alloc((size_t)a->ndense * 256 * sizeof(*a->dense));
+	/* 1 MiB of rows, or for large automata 4 bytes per state (at most
+	 * 16 MiB), so that the wide shallow states all have one */
+	budget = (size_t)a->nstates * 4;
+	budget = budget < AC_DENSE_MIN ? AC_DENSE_MIN :
+		 budget > AC_DENSE_MAX ? AC_DENSE_MAX :
+					 budget;
+	a->ndense = budget / rowsize < a->nstates ?
+			    (uint32_t)(budget / rowsize) :
+			    a->nstates;
+	a->dense = ac_alloc((size_t)a->ndense * rowsize);
 	if (!a->dense)
 		return -ENOMEM;
 	for (u = 0; u < a->nstates; u++) {
@@ -442,9 +473,10 @@ static int ac_link(struct ac *a)
 			uint32_t f = sp->fail;
 
 			if (f < a->ndense)
-				__builtin_prefetch(a->dense +
-						   ((size_t)f << 8 |
-						    a->state[sp->first].label));
+				__builtin_prefetch(
+					a->dense +
+					((size_t)f << a->shift |
+					 a->cls[a->state[sp->first].label]));
 			else
 				__builtin_prefetch(
 					&a->state[a->state[f].first]);
@@ -464,8 +496,9 @@ static int ac_link(struct ac *a)
 					uint32_t w;
 
 					if (f < a->ndense) {
-						f = a->dense[(size_t)f << 8 |
-							     sv->label];
+						f = a->dense[(size_t)f
+								     << a->shift |
+							     a->cls[sv->label]];
 						break;
 					}
 					w = ac_child(a, f, sv->label);
@@ -488,21 +521,21 @@ static int ac_link(struct ac *a)
 		}
 		if (u < a->ndense) {
 			/* the failure state's row, with this state's own
-			 * children over it (on every byte that folds to
-			 * their label) */
-			uint32_t *row = a->dense + ((size_t)u << 8);
+			 * children over it (their labels' classes take in
+			 * every byte that folds to them) */
+			uint32_t *row = a->dense + ((size_t)u << a->shift);
 
 			if (u)
-				memcpy(row, a->dense + ((size_t)su->fail << 8),
-				       256 * sizeof(*row));
+				memcpy(row,
+				       a->dense +
+					       ((size_t)su->fail << a->shift),
+				       sizeof(*row) << a->shift);
 			else
-				memset(row, 0, 256 * sizeof(*row));
+				memset(row, 0, sizeof(*row) << a->shift);
 			for (v = su->first; v < end; v++) {
 				u8 l = a->state[v].label;
 
-				row[l] = ac_flag(a, v);
-				if (a->unfold[l] != l)
-					row[a->unfold[l]] = row[l];
+				row[a->cls[l]] = ac_flag(a, v);
 			}
 		}
 	}
@@ -539,11 +572,6 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	a->len0 = lens[0];
 	memcpy(a->pattern0, patterns[0], lens[0]);
 	ts_fill_fold_table(a->fold, flags & TS_IGNORECASE);
-	for (i = 0; i < 256; i++)
-		a->unfold[i] = (u8)i;
-	for (i = 0; i < 256; i++)
-		if (a->fold[i] != i)
-			a->unfold[a->fold[i]] = (u8)i;
 
 	b.a = a;
 	/* a state per pattern byte at most: reserved, not touched, so
@@ -565,8 +593,10 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 		b.item[i] = (struct ac_item){ patterns[i], lens[i], i };
 
 	err = ac_build_trie(&b);
-	if (!err)
+	if (!err) {
+		ac_classes(a);
 		err = ac_link(a);
+	}
 	if (err)
 		goto fail;
 	for (i = 0; i < count; i++)
