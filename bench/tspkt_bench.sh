@@ -142,16 +142,16 @@ sort -k1,1 -k2,2n "$DIR/times" | awk '
 		if (("ngrep1") in m)
 			printf "  tspkt -j 1, 1 string / ngrep: %.2f" \
 				" (target <= 0.50: %s)\n", m["j1_1"] / \
-				m["ngrep1"], m["j1_1"] / m["ngrep1"] <= 0.5 ? \
-				"met" : "missed"
+				m["ngrep1"], \
+				(m["j1_1"] / m["ngrep1"] <= 0.5 ? "met" : "missed")
 		printf "  tspkt -j 2 / -j 1, 1 string: %.2f, 100 rules:" \
 			" %.2f (target <= 1.00 in both: %s)\n", \
 			m["j2_1"] / m["j1_1"], m["j2_100"] / m["j1_100"], \
-			m["j2_1"] <= m["j1_1"] && m["j2_100"] <= \
-			m["j1_100"] ? "met" : "missed"
+			((m["j2_1"] <= m["j1_1"] && \
+			  m["j2_100"] <= m["j1_100"]) ? "met" : "missed")
 		printf "  tspkt -j 1 / -j 2, 100 rules: %.2fx faster" \
 			" (target >= 1.6: %s)\n", m["j1_100"] / m["j2_100"], \
-			m["j1_100"] / m["j2_100"] >= 1.6 ? "met" : "missed"
+			(m["j1_100"] / m["j2_100"] >= 1.6 ? "met" : "missed")
 	}
 	function row(label, c, vs_ngrep, vs_j1) {
 		if (!(c in m))
