@@ -1594,6 +1594,138 @@ static void test_backlog(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * Batches: the reader hands datagrams over 64 at a time (fewer with a
+ * shorter backlog), or classifies a batch itself; reassembled datagrams
+ * end batches and open them.  Every -j and backlog length prints the same
+ * lines in capture order with the same counters; with --drop-on-overrun
+ * the counters still add up and what is printed keeps its order.
+ */
+static void test_batch_boundaries(void **state)
+{
+	static const unsigned int cut1[] = { 1480 };
+	static const char *const jobs[] = { "1", "2", "3", "4" };
+	static const char *const backlogs[] = { "1000", "7", "1" };
+	const struct pg_flow *flows[] = { &flow_tcp4, &flow_udp6 };
+	struct pg_frame *f = frames_new(1);
+	struct expect e = { 0 };
+	struct capture c;
+	struct child_result r;
+	char payload[200];
+	unsigned int i, fr, datagrams = 0, matches = 0, reassembled = 0;
+	size_t j, k;
+
+	(void)state;
+	cap_open(&c, "batches.pcap", 0);
+	for (i = 0; i < 400; i++) {
+		const struct pg_flow *fl = flows[i % 2];
+		unsigned int len;
+
+		/* a fragmented datagram as the last of a batch and as the
+		 * first of the next, in and out of order */
+		if (datagrams % 64 == 63 || datagrams % 64 == 0) {
+			fr = put_fragmented(&c, &flow_udp4, "needle", 1468,
+					    3000, cut1, 1, 100 + i, i % 2);
+			expect_line(&e, &flow_udp4, fr, 20 + 8 + 3000,
+				    "match offset=1468", 2);
+			datagrams++;
+			matches++;
+			reassembled++;
+			continue;
+		}
+		snprintf(payload, sizeof(payload), "%0150u%s", i,
+			 i % 5 ? "" : " needle");
+		len = (unsigned int)strlen(payload);
+		pg_build(f, fl, payload, len);
+		fr = cap_put(&c, f, 0);
+		datagrams++;
+		if (i % 5)
+			continue;
+		expect_line(&e, fl, fr, ip_hlen(fl) + l4_hlen(fl) + len,
+			    "match offset=151", 1);
+		matches++;
+	}
+	cap_close(&c);
+	free(f);
+	assert_true(reassembled >= 6);
+
+	for (k = 0; k < sizeof(backlogs) / sizeof(*backlogs); k++)
+		for (j = 0; j < sizeof(jobs) / sizeof(*jobs); j++) {
+			run_tspkt(&r, "-j", jobs[j], "--backlog", backlogs[k],
+				  "-r", "batches.pcap", "needle", NULL);
+			expect_status(&r, 0);
+			check_out(&r, &e);
+			assert_int_equal(counter(&r, "frames", "read"), c.n);
+			assert_int_equal(counter(&r, "fragments",
+						 "reassembled"),
+					 reassembled);
+			assert_int_equal(counter(&r, "backlog", "received"),
+					 datagrams);
+			assert_int_equal(counter(&r, "backlog", "queued"),
+					 datagrams);
+			assert_int_equal(counter(&r, "backlog", "dropped"), 0);
+			assert_true(counter(&r, "backlog", "max-depth") <=
+				    strtoull(backlogs[k], NULL, 10));
+			assert_int_equal(counter(&r, "classified",
+						 "classified"),
+					 datagrams);
+			assert_int_equal(counter(&r, "classified", "matched"),
+					 matches);
+			child_result_free(&r);
+		}
+
+	/* -n across batches: the first 3 matches, in capture order */
+	run_tspkt(&r, "-j", "3", "-n", "3", "-r", "batches.pcap", "needle",
+		  NULL);
+	expect_status(&r, 0);
+	{
+		const char *p = e.text;
+
+		for (i = 0; i < 3; i++)
+			p = strchr(p, '\n') + 1;
+		assert_int_equal(strlen(r.out), (size_t)(p - e.text));
+		assert_int_equal(strncmp(r.out, e.text, strlen(r.out)), 0);
+	}
+	assert_int_equal(counter(&r, "classified", "matched"), 3);
+	child_result_free(&r);
+
+	/* dropping: whole batches and parts of them; the counters add up,
+	 * what is printed is expected and in order */
+	for (k = 1; k < sizeof(backlogs) / sizeof(*backlogs); k++) {
+		unsigned long long rec, q, drop, cls, last = 0, frame;
+		const char *p, *eol;
+
+		run_tspkt(&r, "--drop-on-overrun", "--backlog", backlogs[k],
+			  "-j", "2", "-r", "batches.pcap", "needle", NULL);
+		no_report(&r);
+		assert_true(exit_code(&r) <= 1);
+		rec = counter(&r, "backlog", "received");
+		q = counter(&r, "backlog", "queued");
+		drop = counter(&r, "backlog", "dropped");
+		cls = counter(&r, "classified", "classified");
+		assert_int_equal(rec, datagrams);
+		assert_int_equal(rec, q + drop);
+		assert_int_equal(q, cls);
+		assert_true(counter(&r, "backlog", "max-depth") <=
+			    strtoull(backlogs[k], NULL, 10));
+		for (p = r.out; *p; p = eol + 1) {
+			char line[512];
+
+			eol = strchr(p, '\n');
+			assert_non_null(eol);
+			assert_true((size_t)(eol - p) < sizeof(line) - 1);
+			memcpy(line, p, (size_t)(eol - p) + 1);
+			line[eol - p + 1] = '\0';
+			assert_non_null(strstr(e.text, line));
+			frame = strtoull(strstr(line, " frame=") + 7, NULL, 10);
+			assert_true(frame > last);
+			last = frame;
+		}
+		child_result_free(&r);
+	}
+	free(e.text);
+}
+
 /* ---- ngrep -------------------------------------------------------------------------------- */
 
 static bool have_ngrep(void)
@@ -2054,6 +2186,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_selftest_layout),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_backlog),
+		cmocka_unit_test(test_batch_boundaries),
 		cmocka_unit_test(test_ngrep),
 		cmocka_unit_test(test_frame_numbers),
 		cmocka_unit_test(test_live),
