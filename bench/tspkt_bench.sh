@@ -3,6 +3,8 @@
 # (bench/gen_capture.c), run by `make bench` after the library's table.
 #
 #   sh bench/tspkt_bench.sh BUILD [quick]
+#   TSPKT=/elsewhere/bin/tspkt sh bench/tspkt_bench.sh BUILD   (another
+#                                             tspkt, e.g. an older build)
 #
 # Cells: tcpdump reading the capture (-w /dev/null), ngrep -q -I with one
 # string and with the 100 rules' strings as one regular expression, tspkt
@@ -17,7 +19,7 @@ set -u
 BUILD=${1:?usage: tspkt_bench.sh BUILD [quick]}
 QUICK=${2:-}
 GEN=$BUILD/bench/gen_capture
-TSPKT=$BUILD/bin/tspkt
+TSPKT=${TSPKT:-$BUILD/bin/tspkt}
 DIR=$BUILD/bench/tspkt
 
 if [ "$QUICK" = quick ]; then
