@@ -48,9 +48,10 @@ struct file_reader {
 	int fd;
 	uint32_t snapshot; /* libpcap's, which it holds records to */
 	uint8_t *buf;
-	size_t have; /* bytes in buf */
-	size_t pos;  /* the next record's offset in buf */
-	off_t at;    /* buf[0]'s offset in the file */
+	size_t have;	 /* bytes in buf */
+	size_t pos;	 /* the next record's offset in buf */
+	off_t at;	 /* buf[0]'s offset in the file */
+	int64_t read_ns; /* spent in read(2), for the costs in capture.c */
 };
 
 struct capture {
@@ -278,9 +279,18 @@ static int file_reader_hand_over(struct capture *c, char *err, size_t errlen)
 	return 0;
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Keep the unread part, append the next chunk; eof when none came. */
 static void file_reader_fill(struct file_reader *fr)
 {
+	int64_t t0 = now_ns();
 	ssize_t n;
 
 	memmove(fr->buf, fr->buf + fr->pos, fr->have - fr->pos);
@@ -295,6 +305,7 @@ static void file_reader_fill(struct file_reader *fr)
 		fr->eof = true; /* libpcap reads the rest, or says why not */
 	else
 		fr->have += (size_t)n;
+	fr->read_ns += now_ns() - t0;
 }
 
 /* The next record as libpcap would deliver it: 1, or 0 when libpcap must
@@ -475,29 +486,36 @@ static void count_direct(struct capture *c)
 	c->direct = 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Recent cost, weighing the last batch a quarter: smooths a batch that
- * was preempted. */
+/* Recent cost, weighing the last batch an eighth, and a batch that took
+ * over four times the usual (preempted) as four times: one bad batch does
+ * not turn the decision. */
 static void update_cost(int64_t *cost, int64_t sample)
 {
-	*cost = *cost ? *cost + (sample - *cost) / 4 : sample;
+	if (sample < 1)
+		sample = 1;
+	if (*cost && sample > 4 * *cost)
+		sample = 4 * *cost;
+	*cost = *cost ? *cost + (sample - *cost) / 8 : sample;
+}
+
+/* One way costs under half the other. */
+static bool clear_choice(const struct capture *c)
+{
+	return 2 * c->cost_here < c->cost_handed ||
+	       2 * c->cost_handed < c->cost_here;
 }
 
 /*
  * With worker threads reading a file, which this thread may also do: the
  * next batch is classified here, or copied to pool slots and handed to
- * the workers, whichever cost this thread less per datagram lately (a
- * batch in 16 tries the other way, to keep both figures fresh).  Handing
- * over needs room, short of a few batches per worker, so this thread
- * classifies itself rather than wait for a worker (then -j 2 is never
- * slower than -j 1), and its results are never far ahead of theirs.
+ * the workers, whichever cost this thread less per datagram lately (the
+ * time in read(2) left out, as it falls on one batch in twenty; handing
+ * over only when it saves a quarter, since the workers' share costs
+ * too; a batch in 16, or in 128 when one way is far cheaper, tries the
+ * other way, to keep both figures fresh).
+ * Handing over needs room, short of two batches per worker, so this
+ * thread classifies itself rather than wait for a worker, and its
+ * results are never far ahead of theirs.
  */
 static void end_of_batch(struct capture *c)
 {
@@ -512,14 +530,17 @@ static void end_of_batch(struct capture *c)
 		return;
 	t = now_ns();
 	update_cost(was_here ? &c->cost_here : &c->cost_handed,
-		    (t - c->batch_t0) / c->batch_max);
+		    (t - c->batch_t0 - c->fr.read_ns) / c->batch_max);
+	c->fr.read_ns = 0;
 	c->batch_t0 = t;
 	c->batches++;
 	if (!c->cost_here || !c->cost_handed)
 		hand = !was_here; /* try the other way first */
 	else
-		hand = c->cost_handed < c->cost_here;
-	if (c->batches % 16 == 0)
+		hand = 4 * c->cost_handed < 3 * c->cost_here;
+	/* try the other way now and then: often while the costs are
+	 * close, seldom when one way is far cheaper */
+	if (c->batches % (clear_choice(c) ? 128 : 16) == 0)
 		hand = !hand;
 	depth = backlog_depth(c->backlog);
 	if (depth >= soft || depth + c->batch_max > c->o->backlog)
