@@ -465,8 +465,9 @@ int main(int argc, char **argv)
 	}
 	cache.pool = pool;
 	backlog_set_release(b, release_queued, &cache);
-	/* lines go out in large writes, unless each is wanted at once */
-	if (!o->line_buffered)
+	/* lines go out in large writes, unless each is wanted at once (a
+	 * terminal keeps stdio's line buffering) */
+	if (!o->line_buffered && !isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1u << 16);
 	ctx.backlog = b;
 	ctx.opts = o;
