@@ -12,7 +12,7 @@ struct pkt_slot {
 	struct sk_buff skb; /* first: a pooled skb is its slot */
 	struct pkt_info info;
 	struct pkt_slot *next;
-	_Alignas(64) uint8_t data[POOL_SLOT_BYTES];
+	uint8_t data[POOL_SLOT_BYTES];
 };
 
 struct slab {
