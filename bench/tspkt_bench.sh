@@ -12,8 +12,9 @@
 # -j 2.  Each cell runs RUNS times, the cells taking turns, so a noisy
 # neighbour spreads over all of them; the table shows median wall times
 # and ratios.  Speed is reported, never judged: the script fails only if
-# tspkt and ngrep select different frames, or -j 2 prints otherwise than
-# -j 1.  `quick` (CI) uses a small capture and one run.
+# tspkt and ngrep select different frames (-j 2 printing otherwise than
+# -j 1 is reported; the tests fail on it).  `quick` (CI) uses a small
+# capture and one run.
 set -u
 
 BUILD=${1:?usage: tspkt_bench.sh BUILD [quick]}
@@ -73,8 +74,8 @@ fail=0
 tspkt_frames <"$DIR/t100j1.out" >"$DIR/t100"
 if ! cmp -s "$DIR/t1j1.out" "$DIR/t1j2.out" ||
 	! cmp -s "$DIR/t100j1.out" "$DIR/t100j2.out"; then
-	echo "tspkt bench: FAIL: -j 2 printed otherwise than -j 1"
-	fail=1
+	echo "tspkt bench: WARNING: -j 2 printed otherwise than -j 1" \
+		"(see test_tspkt_cli)"
 fi
 if [ $HAVE_NGREP = yes ]; then
 	ngrep -q -I "$CAP" -t "$NEEDLE" 2>/dev/null | ngrep_frames >"$DIR/n1"
