@@ -226,7 +226,9 @@ fuzz:
 # compared when pkg-config finds libhs (scripts/install-deps.sh --bench).
 BENCH_HS   := $(shell pkg-config --exists libhs 2>/dev/null && echo yes)
 BENCH_BIN  := $(BUILD)/bench/bench
-$(BENCH_BIN): $(wildcard bench/*.c) $(HEADERS) $(SHARED_LIB)
+BENCH_GEN  := $(BUILD)/bench/gen_capture
+$(BENCH_BIN): $(filter-out bench/gen_capture.c,$(wildcard bench/*.c)) \
+              $(HEADERS) $(SHARED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(if $(BENCH_HS),-DHAVE_HS \
 	  $(shell pkg-config --cflags libhs)) $(filter %.c,$^) -o $@ \
@@ -235,12 +237,18 @@ $(BENCH_BIN): $(wildcard bench/*.c) $(HEADERS) $(SHARED_LIB)
 
 # tsgrep is compared when it builds; a tool under construction does not
 # stop the library's figures.
-bench: lib plugins $(BENCH_BIN)
+bench: lib plugins $(BENCH_BIN) $(BENCH_GEN)
 	@$(MAKE) --no-print-directory tools || \
 	  echo "bench: tools/ did not build, tsgrep may be skipped"
 	TEXTSEARCH_PLUGIN_PATH=$(abspath $(BUILD)/plugins) $(BENCH_BIN) \
 	  $(if $(BENCH_QUICK),--quick) --corpus $(BUILD)/bench/corpus.txt \
 	  --tsgrep $(BUILD)/bin/tsgrep
+	sh bench/tspkt_bench.sh $(BUILD) $(if $(BENCH_QUICK),quick)
+
+# The capture tspkt's benchmark searches (bench/tspkt_bench.sh).
+$(BENCH_GEN): bench/gen_capture.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@
 
 install-files: lib $(PC_FILE)
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \

@@ -493,6 +493,55 @@ static void check_reassembled(const struct pkt_case *c, struct sk_buff *skb,
 	free(flat);
 }
 
+/*
+ * tspkt classifies a frame where it lies (pkt_decode_headers() and
+ * pkt_skb_wrap(), no copy): the same verdict, the same facts and the same
+ * bytes and layers as pkt_decode_frame()'s copy in @skb.
+ */
+static void check_borrowed(struct pkt_case *c, const u8 *frame,
+			   unsigned int caplen, int64_t ts,
+			   const struct sk_buff *skb,
+			   const struct pkt_meta *meta,
+			   const struct ip_frag_info *frag)
+{
+	struct pkt_meta m, m2;
+	struct ip_frag_info f;
+	struct sk_buff b, t;
+	unsigned int l3off;
+	const char *why;
+	bool ok;
+
+	ok = pkt_decode_headers(c->linktype, frame, caplen, &m, &f, &l3off,
+				&why);
+	if (ok != (skb != NULL))
+		die("pkt_decode_headers says %d, pkt_decode_frame %d", ok,
+		    skb != NULL);
+	if (!ok)
+		return;
+	if (memcmp(&m, meta, sizeof(m)) || memcmp(&f, frag, sizeof(f)))
+		die("pkt_decode_headers and pkt_decode_frame disagree");
+	if (l3off + m.net_len > 65535u || f.is_fragment)
+		return;
+	memset(&b, 0, sizeof(b));
+	pkt_skb_wrap(&b, (u8 *)(uintptr_t)frame, l3off + m.net_len, l3off,
+		     m.family, ts);
+	if (b.len != skb->len || skb_is_nonlinear(skb) ||
+	    memcmp(b.data, skb->data, b.len) || skb_mac_header(&b) != frame ||
+	    skb_network_offset(&b) != skb_network_offset(skb) ||
+	    b.data - b.head != skb->data - skb->head ||
+	    b.protocol != skb->protocol || b.tstamp_ns != skb->tstamp_ns)
+		die("a frame wrapped in place differs from its copy");
+	/* on a copy of the struct: the real buffer goes on untouched */
+	t = *skb;
+	memcpy(&m2, &m, sizeof(m));
+	pkt_decode_transport(&b, &m);
+	pkt_decode_transport(&t, &m2);
+	if (m.has_transport != m2.has_transport || m.sport != m2.sport ||
+	    m.dport != m2.dport || m.payload_off != m2.payload_off ||
+	    m.l4proto != m2.l4proto || b.transport_header != t.transport_header)
+		die("transport headers differ in place and in the copy");
+}
+
 /* One frame through decode, maybe reassembly, and the searches. */
 static void one_frame(struct pkt_case *c, struct defrag *d, const u8 *bytes,
 		      unsigned int caplen, int64_t ts)
@@ -512,6 +561,7 @@ static void one_frame(struct pkt_case *c, struct defrag *d, const u8 *bytes,
 	memcpy(frame, bytes, caplen);
 	skb = pkt_decode_frame(c->linktype, frame, caplen, ts, &meta, &frag,
 			       &why);
+	check_borrowed(c, frame, caplen, ts, skb, &meta, &frag);
 	free(frame);
 	if (!skb)
 		return;

@@ -1,6 +1,8 @@
 /*
  * backlog.h - a netif_rx()-style receive queue between the capture thread
- * and the classifying workers: bounded, FIFO, plain tail drop.
+ * and the classifying workers: bounded, FIFO, plain tail drop.  Packets
+ * come and go one at a time or in batches (as NAPI polls them): a batch
+ * costs one lock and at most one wake-up, and is counted packet by packet.
  */
 #ifndef TSPKT_BACKLOG_H
 #define TSPKT_BACKLOG_H
@@ -32,8 +34,15 @@ struct backlog;
  */
 struct backlog *backlog_new(unsigned int max_len, bool wait_when_full);
 
-/* Frees packets still queued. */
+/* Frees packets still queued (with the release function, if set). */
 void backlog_free(struct backlog *b);
+
+/* How the backlog frees a packet it drops or still holds when freed:
+ * kfree_skb() unless told otherwise (packets from a pool).  Set before
+ * use. */
+void backlog_set_release(struct backlog *b,
+			 void (*release)(struct sk_buff *skb, void *arg),
+			 void *arg);
 
 /*
  * Hand @skb over.  NETIF_RX_SUCCESS: queued; NETIF_RX_DROP: the backlog
@@ -41,8 +50,30 @@ void backlog_free(struct backlog *b);
  */
 int netif_rx(struct backlog *b, struct sk_buff *skb);
 
+/*
+ * Hand @n packets over at once (none NULL; @n at most the backlog's length
+ * in wait mode).  In wait mode, waits until all of them fit; otherwise
+ * queues as many as there is room for, in order, and drops the rest (a
+ * closed backlog drops all).  Returns how many were queued: the first
+ * ones; the dropped @skbs[return..n) are counted but left to the caller.
+ */
+unsigned int netif_rx_list(struct backlog *b, struct sk_buff **skbs,
+			   unsigned int n);
+
 /* The oldest packet, waiting for one; NULL once closed and empty. */
 struct sk_buff *backlog_dequeue(struct backlog *b);
+
+/* Up to @max of the oldest packets, in order, waiting for one; 0 once
+ * closed and empty. */
+unsigned int backlog_dequeue_list(struct backlog *b, struct sk_buff **skbs,
+				  unsigned int max);
+
+/* Packets waiting right now. */
+unsigned int backlog_depth(struct backlog *b);
+
+/* @n packets that went straight to a worker without waiting (the reader
+ * classifying them itself): counted as received, queued and dequeued. */
+void backlog_count_direct(struct backlog *b, unsigned int n);
 
 /* No more packets: wakes every waiting worker. */
 void backlog_close(struct backlog *b);

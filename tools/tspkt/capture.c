@@ -1,7 +1,17 @@
 /*
  * capture.c - the receive path: libpcap (a file or an interface, with a
- * BPF filter) -> pkt_decode_frame() -> defrag_add() for fragments ->
- * netif_rx() into the backlog the workers read.
+ * BPF filter) -> pkt_decode_headers() -> defrag_add() for fragments ->
+ * a batch of datagrams in pool slots -> netif_rx_list() into the backlog
+ * the workers read; or, with one worker reading a file, straight to
+ * classify_one() on this thread, without a copy.
+ *
+ * A classic pcap file is read here rather than through libpcap, a
+ * megabyte per read(2), each frame used where it lies: libpcap reads it
+ * with two fread(3) calls per frame into its own buffer, which costs more
+ * than all the rest of the search (docs/performance.md).  At anything
+ * unusual (a record longer than the snapshot length, a time stamp past
+ * 2038, a truncated record, the end of the data) libpcap takes over at
+ * that record, so such files read exactly as before, messages included.
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <errno.h>
@@ -10,14 +20,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
 #include "backlog.h"
+#include "classify.h"
 #include "decode.h"
 #include "defrag.h"
 #include "output.h"
+#include "pool.h"
 #include "tspkt.h"
+
+#define READ_CHUNK (1u << 20)
+#define PCAP_MAX_CAPLEN 262144u /* libpcap's largest sane record */
+#define PCAP_FILE_HDR 24u
+#define PCAP_REC_HDR 16u
+#define PCAP_MAGIC_US 0xa1b2c3d4u
+#define PCAP_MAGIC_NS 0xa1b23c4du
+
+/* A classic pcap file read with read(2) (see the top of the file). */
+struct file_reader {
+	bool on;
+	bool swapped; /* written in the other byte order */
+	bool nsec;    /* nanosecond time stamps */
+	bool eof;
+	int fd;
+	uint32_t snapshot; /* libpcap's, which it holds records to */
+	uint8_t *buf;
+	size_t have;	 /* bytes in buf */
+	size_t pos;	 /* the next record's offset in buf */
+	off_t at;	 /* buf[0]'s offset in the file */
+	int64_t read_ns; /* spent in read(2), for the costs in capture.c */
+};
 
 struct capture {
 	const struct tspkt_opts *o;
@@ -28,6 +63,29 @@ struct capture {
 	int64_t ns_per_tick; /* what the handle's tv_usec counts */
 	struct capture_stats st;
 	uint64_t next_seq;
+	struct bpf_program prog; /* the filter, for the file reader */
+	bool have_prog;
+	struct file_reader fr;
+	/* where datagrams go (capture_run) */
+	struct defrag *defrag;
+	struct backlog *backlog;
+	struct output *out;
+	struct classifier *inline_k; /* may classify here, or NULL */
+	unsigned int helpers;	     /* worker threads besides this one */
+	struct pkt_cache cache;
+	struct sk_buff *batch[CLASSIFY_BATCH];
+	unsigned int nbatch, batch_max;
+	unsigned int direct; /* classified here, not yet counted */
+	/* with helpers: whether this batch is classified here, and what a
+	 * datagram cost this thread each way, recently (ns, 0: not known) */
+	bool here;
+	unsigned int in_batch; /* datagrams of this batch so far */
+	uint64_t batches;
+	int64_t batch_t0;
+	int64_t cost_here, cost_handed;
+	/* a frame classified where it lies */
+	struct sk_buff borrowed;
+	struct pkt_info borrowed_info;
 };
 
 /* Set by SIGINT/SIGTERM; the reading loop looks at it between packets
@@ -142,10 +200,147 @@ static int set_filter(struct capture *c, char *err, size_t errlen)
 		pcap_freecode(&prog);
 		return -1;
 	}
-	pcap_freecode(&prog);
+	/* kept: the file reader filters with it */
+	c->prog = prog;
+	c->have_prog = true;
 	if (!c->o->quiet)
 		warn_port_filter(c->o->filter);
 	return 0;
+}
+
+static uint32_t swap32(uint32_t v)
+{
+	return v >> 24 | (v >> 8 & 0xff00u) | (v << 8 & 0xff0000u) | v << 24;
+}
+
+static uint32_t rd32(const struct file_reader *fr, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return fr->swapped ? swap32(v) : v;
+}
+
+/* Read the file here if it is a regular file in the classic pcap format
+ * (version 2.4, either byte order); otherwise libpcap reads it all. */
+static void file_reader_open(struct capture *c)
+{
+	struct file_reader *fr = &c->fr;
+	FILE *f = pcap_file(c->p);
+	uint8_t h[PCAP_FILE_HDR];
+	uint32_t magic;
+	uint16_t major, minor;
+	struct stat st;
+
+	memset(fr, 0, sizeof(*fr));
+	if (!f || !strcmp(c->o->read_file, "-") || fstat(fileno(f), &st) ||
+	    !S_ISREG(st.st_mode) ||
+	    pread(fileno(f), h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return;
+	memcpy(&magic, h, 4);
+	if (magic == swap32(PCAP_MAGIC_US) || magic == swap32(PCAP_MAGIC_NS)) {
+		fr->swapped = true;
+		magic = swap32(magic);
+	}
+	if (magic != PCAP_MAGIC_US && magic != PCAP_MAGIC_NS)
+		return; /* pcapng, or a variant */
+	memcpy(&major, h + 4, 2);
+	memcpy(&minor, h + 6, 2);
+	if (fr->swapped) {
+		major = (uint16_t)(major >> 8 | major << 8);
+		minor = (uint16_t)(minor >> 8 | minor << 8);
+	}
+	if (major != 2 || minor != 4 || pcap_snapshot(c->p) <= 0)
+		return;
+	fr->buf = malloc(READ_CHUNK + PCAP_MAX_CAPLEN + PCAP_REC_HDR);
+	if (!fr->buf)
+		return;
+	fr->nsec = magic == PCAP_MAGIC_NS;
+	fr->fd = fileno(f);
+	fr->snapshot = (uint32_t)pcap_snapshot(c->p);
+	fr->at = PCAP_FILE_HDR;
+	fr->on = true;
+}
+
+/* libpcap goes on from the next record: its stream is moved there (it
+ * reads records from where the stream stands, one after another). */
+static int file_reader_hand_over(struct capture *c, char *err, size_t errlen)
+{
+	struct file_reader *fr = &c->fr;
+	off_t at = fr->at + (off_t)fr->pos;
+
+	fr->on = false;
+	free(fr->buf);
+	fr->buf = NULL;
+	if (fseeko(pcap_file(c->p), at, SEEK_SET)) {
+		snprintf(err, errlen, "%s: %s", c->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Keep the unread part, append the next chunk; eof when none came. */
+static void file_reader_fill(struct file_reader *fr)
+{
+	int64_t t0 = now_ns();
+	ssize_t n;
+
+	memmove(fr->buf, fr->buf + fr->pos, fr->have - fr->pos);
+	fr->at += (off_t)fr->pos;
+	fr->have -= fr->pos;
+	fr->pos = 0;
+	do
+		n = pread(fr->fd, fr->buf + fr->have, READ_CHUNK,
+			  fr->at + (off_t)fr->have);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		fr->eof = true; /* libpcap reads the rest, or says why not */
+	else
+		fr->have += (size_t)n;
+	fr->read_ns += now_ns() - t0;
+}
+
+/* The next record as libpcap would deliver it: 1, or 0 when libpcap must
+ * take over at this record. */
+static int file_reader_next(struct file_reader *fr, struct pcap_pkthdr *h,
+			    const u_char **data)
+{
+	for (;;) {
+		const uint8_t *r = fr->buf + fr->pos;
+		size_t left = fr->have - fr->pos;
+
+		if (left >= PCAP_REC_HDR) {
+			uint32_t sec = rd32(fr, r), frac = rd32(fr, r + 4);
+			uint32_t caplen = rd32(fr, r + 8);
+
+			/* records libpcap cuts, refuses or reads its own way
+			 * (signed 32-bit seconds) are left to it */
+			if (caplen > fr->snapshot || caplen > PCAP_MAX_CAPLEN ||
+			    sec > INT32_MAX || frac > INT32_MAX)
+				return 0;
+			if (left - PCAP_REC_HDR >= caplen) {
+				h->ts.tv_sec = (time_t)sec;
+				h->ts.tv_usec = (suseconds_t)frac *
+						(fr->nsec ? 1 : 1000);
+				h->caplen = caplen;
+				h->len = rd32(fr, r + 12);
+				*data = r + PCAP_REC_HDR;
+				fr->pos += PCAP_REC_HDR + caplen;
+				return 1;
+			}
+		}
+		if (fr->eof)
+			return 0;
+		file_reader_fill(fr);
+	}
 }
 
 struct capture *capture_open(const struct tspkt_opts *o, char *err,
@@ -192,6 +387,8 @@ struct capture *capture_open(const struct tspkt_opts *o, char *err,
 	}
 	if (set_filter(c, err, errlen))
 		goto fail;
+	if (!c->live)
+		file_reader_open(c);
 	catch_signals(c->live ? c->p : NULL);
 	/* as tcpdump says it: from here on packets are being captured (a
 	 * script, or a test, may wait for this line before sending) */
@@ -254,26 +451,164 @@ static bool time_to_ns(const struct capture *c, const struct timeval *tv,
 	return true;
 }
 
-/* One frame from libpcap into the backlog (or the defrag queues). */
-static void receive(struct capture *c, struct defrag *d, struct backlog *b,
-		    const struct pcap_pkthdr *h, const u_char *data)
+/* A datagram that will not be classified: its memory goes back. */
+static void drop_datagram(struct capture *c, struct sk_buff *skb)
+{
+	if (pkt_cb(skb)->owner == PKT_HEAP)
+		free(pkt_cb(skb)->info);
+	pkt_cb(skb)->info = NULL;
+	pkt_release(&c->cache, skb);
+}
+
+/* The reader's batch into the backlog: one lock, one wake-up.  What a
+ * full backlog refuses is dropped, and its sequence numbers are given to
+ * the next datagrams, so the output stage never waits for a gap. */
+static void flush_batch(struct capture *c)
+{
+	unsigned int i, k, n = c->nbatch;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		pkt_cb(c->batch[i])->info->seq = c->next_seq + i;
+	k = netif_rx_list(c->backlog, c->batch, n);
+	c->next_seq += k;
+	for (i = k; i < n; i++)
+		drop_datagram(c, c->batch[i]);
+	c->nbatch = 0;
+}
+
+/* Datagrams classified on this thread, counted by the backlog as if they
+ * had passed through it. */
+static void count_direct(struct capture *c)
+{
+	backlog_count_direct(c->backlog, c->direct);
+	c->direct = 0;
+}
+
+/* Recent cost, weighing the last batch an eighth, and a batch that took
+ * over four times the usual (preempted) as four times: one bad batch does
+ * not turn the decision. */
+static void update_cost(int64_t *cost, int64_t sample)
+{
+	if (sample < 1)
+		sample = 1;
+	if (*cost && sample > 4 * *cost)
+		sample = 4 * *cost;
+	*cost = *cost ? *cost + (sample - *cost) / 8 : sample;
+}
+
+/* One way costs under half the other. */
+static bool clear_choice(const struct capture *c)
+{
+	return 2 * c->cost_here < c->cost_handed ||
+	       2 * c->cost_handed < c->cost_here;
+}
+
+/*
+ * With worker threads reading a file, which this thread may also do: the
+ * next batch is classified here, or copied to pool slots and handed to
+ * the workers, whichever cost this thread less per datagram lately (the
+ * time in read(2) left out, as it falls on one batch in twenty; handing
+ * over only when it saves a quarter, since the workers' share costs
+ * too; a batch in 16, or in 128 when one way is far cheaper, tries the
+ * other way, to keep both figures fresh).
+ * Handing over needs room, short of two batches per worker, so this
+ * thread classifies itself rather than wait for a worker, and its
+ * results are never far ahead of theirs.
+ */
+static void end_of_batch(struct capture *c)
+{
+	unsigned int depth, soft = c->helpers * 2 * c->batch_max;
+	bool was_here = c->here, hand;
+	int64_t t;
+
+	c->in_batch = 0;
+	if (c->here)
+		count_direct(c);
+	if (!c->helpers)
+		return;
+	t = now_ns();
+	update_cost(was_here ? &c->cost_here : &c->cost_handed,
+		    (t - c->batch_t0 - c->fr.read_ns) / c->batch_max);
+	c->fr.read_ns = 0;
+	c->batch_t0 = t;
+	c->batches++;
+	if (!c->cost_here || !c->cost_handed)
+		hand = !was_here; /* try the other way first */
+	else
+		hand = 4 * c->cost_handed < 3 * c->cost_here;
+	/* try the other way now and then: often while the costs are
+	 * close, seldom when one way is far cheaper */
+	if (c->batches % (clear_choice(c) ? 128 : 16) == 0)
+		hand = !hand;
+	depth = backlog_depth(c->backlog);
+	if (depth >= soft || depth + c->batch_max > c->o->backlog)
+		hand = false;
+	c->here = !hand;
+	/* results classified here go out before the workers' later ones
+	 * can be held up behind them */
+	if (was_here && !c->here)
+		classifier_flush(c->inline_k);
+}
+
+/*
+ * The buffer for a datagram of @len bytes (@l3off of them link header):
+ * the frame itself when it is classified here and now, a pool slot when it
+ * fits one, else the heap (fragments, which the reassembly keeps, and
+ * frames too big for a slot).
+ */
+static struct sk_buff *
+datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
+		const u_char *data, int64_t ts_ns, struct pkt_meta *meta,
+		struct ip_frag_info *frag, unsigned int l3off, const char **why)
+{
+	unsigned int len = l3off + meta->net_len;
+	struct sk_buff *skb;
+
+	if (!frag->is_fragment && c->here && len <= 65535u) {
+		skb = &c->borrowed;
+		/* only read, never written: the cast is for the buffer type */
+		pkt_skb_wrap(skb, (uint8_t *)(uintptr_t)data, len, l3off,
+			     meta->family, ts_ns);
+		memset(skb->cb, 0, sizeof(skb->cb));
+		pkt_cb(skb)->owner = PKT_BORROWED;
+		pkt_cb(skb)->info = &c->borrowed_info;
+		return skb;
+	}
+	if (!frag->is_fragment && len <= POOL_SLOT_BYTES) {
+		skb = pkt_pool_get(&c->cache);
+		if (skb) {
+			memcpy(skb->head, data, len);
+			pkt_skb_wrap(skb, skb->head, len, l3off, meta->family,
+				     ts_ns);
+			return skb;
+		}
+	}
+	return pkt_decode_frame(c->linktype, data, h->caplen, ts_ns, meta, frag,
+				why);
+}
+
+/* One frame into a batch for the backlog (or the defrag queues). */
+static void receive(struct capture *c, const struct pcap_pkthdr *h,
+		    const u_char *data)
 {
 	int64_t ts_ns;
 	struct pkt_meta meta;
 	struct ip_frag_info frag;
 	struct pkt_info *info;
 	struct pkt_cb *cb;
-	struct sk_buff *skb;
+	struct sk_buff *skb = NULL;
+	unsigned int l3off;
 	const char *why;
 
 	c->st.frames++;
-	if (!time_to_ns(c, &h->ts, &ts_ns)) {
-		skb = NULL;
+	if (!time_to_ns(c, &h->ts, &ts_ns))
 		why = "time stamp out of range (past the year 2262)";
-	} else {
-		skb = pkt_decode_frame(c->linktype, data, h->caplen, ts_ns,
-				       &meta, &frag, &why);
-	}
+	else if (pkt_decode_headers(c->linktype, data, h->caplen, &meta, &frag,
+				    &l3off, &why))
+		skb = datagram_buffer(c, h, data, ts_ns, &meta, &frag, l3off,
+				      &why);
 	if (!skb) {
 		if (!why) {
 			c->st.not_ip++;
@@ -291,73 +626,143 @@ static void receive(struct capture *c, struct defrag *d, struct backlog *b,
 	cb->caplen = h->caplen;
 	cb->wirelen = h->len;
 	cb->ts_ns = ts_ns;
-	cb->info = NULL;
 	if (frag.is_fragment) {
 		struct sk_buff *whole = NULL;
 
-		if (defrag_add(d, skb, &meta, &frag, &whole) != DEFRAG_DONE)
+		if (defrag_add(c->defrag, skb, &meta, &frag, &whole) !=
+		    DEFRAG_DONE)
 			return;
 		skb = whole;
+		cb = pkt_cb(skb);
 		meta.net_len = skb->len;
 		meta.has_transport = false;
 		meta.sport = meta.dport = 0;
 	}
-	info = calloc(1, sizeof(*info));
+	info = cb->info;
 	if (!info) {
-		fprintf(stderr,
-			TSPKT_PROG ": out of memory: frame %llu "
-				   "dropped\n",
-			(unsigned long long)c->st.frames);
-		kfree_skb(skb);
-		return;
+		/* a heap buffer: its pkt_info too */
+		info = calloc(1, sizeof(*info));
+		if (!info) {
+			fprintf(stderr,
+				TSPKT_PROG ": out of memory: frame %llu "
+					   "dropped\n",
+				(unsigned long long)c->st.frames);
+			kfree_skb(skb);
+			return;
+		}
+		cb->info = info;
 	}
-	info->seq = c->next_seq;
 	info->frame = c->st.frames;
 	info->ts_ns = ts_ns;
 	info->nfrags = 1;
 	info->meta = meta;
-	pkt_cb(skb)->info = info;
 	c->st.handed++;
-	/* on a drop the backlog has freed the buffer; the number is used
-	 * again, so the output stage sees no gap */
-	if (netif_rx(b, skb) == NETIF_RX_SUCCESS)
-		c->next_seq++;
-	else
-		free(info);
+	if (c->here) {
+		info->seq = c->next_seq++;
+		c->direct++;
+		classify_one(c->inline_k, skb);
+	} else {
+		c->batch[c->nbatch++] = skb;
+		if (c->nbatch == c->batch_max)
+			flush_batch(c);
+	}
+	if (++c->in_batch == c->batch_max)
+		end_of_batch(c);
 }
 
-int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
-		struct output *out, char *err, size_t errlen)
+static void on_packet(u_char *user, const struct pcap_pkthdr *h,
+		      const u_char *data)
 {
-	struct pcap_pkthdr *h;
+	struct capture *c = (struct capture *)(void *)user;
+
+	receive(c, h, data);
+	if (output_should_stop(c->out))
+		pcap_breakloop(c->p);
+}
+
+/* A live capture as NAPI polls a device: whatever libpcap has (up to a
+ * batch) goes to the backlog together. */
+static int run_live(struct capture *c, char *err, size_t errlen)
+{
+	int rc;
+
+	while (!interrupted && !output_should_stop(c->out)) {
+		rc = pcap_dispatch(c->p, (int)c->batch_max, on_packet,
+				   (u_char *)(void *)c);
+		flush_batch(c);
+		if (rc >= 0)
+			continue; /* 0: the timeout, to look at signals */
+		if (rc == PCAP_ERROR_BREAK)
+			break; /* pcap_breakloop(): a signal, or -n/-q */
+		snprintf(err, errlen, "%s: %s", c->name, pcap_geterr(c->p));
+		return -1;
+	}
+	return 0;
+}
+
+static int run_file(struct capture *c, char *err, size_t errlen)
+{
+	struct pcap_pkthdr fh, *h;
 	const u_char *data;
 	int rc;
 
-	while (!interrupted && !output_should_stop(out)) {
-		rc = pcap_next_ex(c->p, &h, &data);
-		if (rc == 1) {
-			receive(c, d, b, h, data);
+	while (!interrupted && !output_should_stop(c->out)) {
+		if (c->fr.on) {
+			if (file_reader_next(&c->fr, &fh, &data)) {
+				if (!c->have_prog ||
+				    pcap_offline_filter(&c->prog, &fh, data))
+					receive(c, &fh, data);
+				continue;
+			}
+			if (file_reader_hand_over(c, err, errlen))
+				return -1;
 			continue;
 		}
-		if (rc == 0)
-			continue; /* live: the timeout, to look at signals */
+		rc = pcap_next_ex(c->p, &h, &data);
+		if (rc == 1) {
+			receive(c, h, data);
+			continue;
+		}
 		if (rc == PCAP_ERROR_BREAK)
-			break; /* end of the file, or pcap_breakloop() */
-		if (c->live)
-			snprintf(err, errlen, "%s: %s", c->name,
-				 pcap_geterr(c->p));
-		else
-			snprintf(err, errlen,
-				 "%s: %s capture after %llu "
-				 "packets: %s",
-				 c->name,
-				 strstr(pcap_geterr(c->p), "truncated") ?
-					 "truncated" :
-					 "bad",
-				 (unsigned long long)c->st.frames,
-				 pcap_geterr(c->p));
+			break; /* the end of the file */
+		snprintf(err, errlen,
+			 "%s: %s capture after %llu "
+			 "packets: %s",
+			 c->name,
+			 strstr(pcap_geterr(c->p), "truncated") ? "truncated" :
+								  "bad",
+			 (unsigned long long)c->st.frames, pcap_geterr(c->p));
 		return -1;
 	}
+	return 0;
+}
+
+int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
+		struct output *out, struct pkt_pool *pool,
+		struct classifier *inline_k, unsigned int helpers, char *err,
+		size_t errlen)
+{
+	unsigned int max = c->o->backlog;
+	int rc;
+
+	c->defrag = d;
+	c->backlog = b;
+	c->out = out;
+	c->inline_k = inline_k;
+	c->helpers = inline_k ? helpers : 0;
+	c->here = inline_k != NULL;
+	c->cache.pool = pool;
+	/* a batch never holds more than the backlog could */
+	c->batch_max = max < CLASSIFY_BATCH ? max : CLASSIFY_BATCH;
+	c->batch_t0 = now_ns();
+	rc = c->live ? run_live(c, err, errlen) : run_file(c, err, errlen);
+	flush_batch(c);
+	count_direct(c);
+	if (inline_k)
+		classifier_flush(inline_k);
+	pkt_cache_flush(&c->cache);
+	if (rc < 0)
+		return -1;
 	return interrupted ? 1 : 0;
 }
 
@@ -377,6 +782,9 @@ void capture_close(struct capture *c)
 		signal(SIGTERM, SIG_DFL);
 		wake_on_signal = NULL;
 	}
+	if (c->have_prog)
+		pcap_freecode(&c->prog);
+	free(c->fr.buf);
 	if (c->p)
 		pcap_close(c->p);
 	free(c);

@@ -13,8 +13,10 @@
 #include "tspkt.h"
 
 struct backlog;
+struct classifier;
 struct defrag;
 struct output;
+struct pkt_pool;
 
 struct capture_stats {
 	uint64_t frames;  /* read from libpcap */
@@ -38,12 +40,18 @@ bool capture_reads_file(const struct capture *c, const char *path);
 unsigned int capture_snaplen(const struct capture *c);
 
 /*
- * Read until the end, an error, a signal or output_should_stop().
- * 0; 1 interrupted by a signal; -1 on a read error (message in @err,
- * counters still valid).
+ * Read until the end, an error, a signal or output_should_stop(), handing
+ * datagrams to @b in batches (buffers from @pool).  With @inline_k, this
+ * thread classifies too: every datagram, at once and without a copy, if
+ * @helpers is 0; else each batch either here or by the @helpers worker
+ * threads, whichever is cheaper (never waiting for room in @b, so @b must
+ * not drop).  0; 1 interrupted by a signal; -1 on a read error (message
+ * in @err, counters still valid).
  */
 int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
-		struct output *out, char *err, size_t errlen);
+		struct output *out, struct pkt_pool *pool,
+		struct classifier *inline_k, unsigned int helpers, char *err,
+		size_t errlen);
 
 void capture_get_stats(struct capture *c, struct capture_stats *st);
 void capture_close(struct capture *c);

@@ -1,8 +1,8 @@
 /*
- * classify.c - the workers: take a datagram from the backlog, find its
- * transport header, apply every rule, have the result formatted
- * (format.c) and hand it to the output stage, which prints results in
- * capture order.
+ * classify.c - the workers: take a batch of datagrams from the backlog,
+ * find each one's transport header, apply every rule, have the matches
+ * formatted (format.c) and hand the batch's results to the output stage,
+ * which prints them in capture order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "backlog.h"
 #include "format.h"
 #include "output.h"
+#include "pool.h"
 #include "tspkt.h"
 
 static unsigned int count_frags(const struct sk_buff *skb)
@@ -24,19 +25,76 @@ static unsigned int count_frags(const struct sk_buff *skb)
 	return n;
 }
 
-static void classify_one(struct classify *cl, struct sk_buff *skb,
-			 struct rule_hit *hits)
+void classifier_init(struct classifier *k, const struct classify *cl)
 {
-	const struct tspkt_opts *o = cl->opts;
+	size_t nrules = cl->opts->rules.n;
+
+	memset(k, 0, sizeof(*k));
+	k->cl = cl;
+	k->cache.pool = cl->pool;
+	k->hits = calloc(nrules ? nrules : 1, sizeof(*k->hits));
+	/* without memory, this thread still hands every datagram on (and
+	 * the output stage its sequence numbers), matching nothing */
+	if (!k->hits)
+		fprintf(stderr, TSPKT_PROG ": out of memory: a worker "
+					   "classifies nothing\n");
+}
+
+void classifier_flush(struct classifier *k)
+{
+	if (k->nres)
+		output_submit_list(k->cl->out, k->res, k->nres);
+	k->nres = 0;
+}
+
+void classifier_done(struct classifier *k)
+{
+	classifier_flush(k);
+	pkt_cache_flush(&k->cache);
+	free(k->hits);
+	k->hits = NULL;
+}
+
+/* -w keeps a matching datagram until it is written: one in the reader's
+ * bytes or in a pool slot is copied to the heap first, so slots and the
+ * reader's buffer are free again at once.  NULL when out of memory. */
+static struct sk_buff *keep_for_write(struct sk_buff *skb)
+{
+	unsigned int len = (unsigned int)(skb->tail - skb->head);
+	struct sk_buff *copy;
+
+	if (pkt_cb(skb)->owner == PKT_HEAP)
+		return skb;
+	copy = alloc_skb(len, GFP_KERNEL);
+	if (!copy || !skb_put_data(copy, skb->head, len)) {
+		kfree_skb(copy);
+		return NULL;
+	}
+	skb_pull(copy, (unsigned int)(skb->data - skb->head));
+	copy->mac_header = skb->mac_header;
+	copy->network_header = skb->network_header;
+	copy->transport_header = skb->transport_header;
+	copy->protocol = skb->protocol;
+	copy->tstamp_ns = skb->tstamp_ns;
+	memcpy(copy->cb, skb->cb, sizeof(copy->cb));
+	pkt_cb(copy)->owner = PKT_HEAP;
+	pkt_cb(copy)->info = NULL;
+	return copy;
+}
+
+void classify_one(struct classifier *k, struct sk_buff *skb)
+{
+	const struct tspkt_opts *o = k->cl->opts;
 	const struct ruleset *rs = &o->rules;
 	struct pkt_info *info = pkt_cb(skb)->info;
-	struct pkt_result r;
+	struct rule_hit *hits = k->hits;
+	struct pkt_result *r = &k->res[k->nres++];
 	size_t i, nhits = 0;
 
-	memset(&r, 0, sizeof(r));
-	r.seq = info->seq;
+	memset(r, 0, sizeof(*r));
+	r->seq = info->seq;
 	pkt_cb(skb)->info = NULL;
-	if (hits && !output_should_stop(cl->out)) {
+	if (hits && !output_should_stop(k->cl->out)) {
 		pkt_decode_transport(skb, &info->meta);
 		for (i = 0; i < rs->n; i++) {
 			unsigned int off;
@@ -53,50 +111,56 @@ static void classify_one(struct classify *cl, struct sk_buff *skb,
 		bool print = !o->quiet && !o->counters_only;
 
 		info->nfrags = count_frags(skb);
-		r.matched = true;
-		r.classes = calloc(rs->nclasses ? rs->nclasses : 1, 1);
-		if (r.classes)
+		r->matched = true;
+		r->classes = calloc(rs->nclasses ? rs->nclasses : 1, 1);
+		if (r->classes)
 			for (i = 0; i < nhits; i++)
-				r.classes[hits[i].rule->class_idx] = 1;
+				r->classes[hits[i].rule->class_idx] = 1;
 		if (print)
-			r.text = format_match(o->json, skb, info, hits, nhits,
-					      &r.text_len);
-		if ((print && !r.text) || !r.classes) {
+			r->text = format_match(o->json, skb, info, hits, nhits,
+					       &r->text_len);
+		if (o->write_file && r->classes && (!print || r->text))
+			r->skb = keep_for_write(skb);
+		if ((print && !r->text) || !r->classes ||
+		    (o->write_file && !r->skb)) {
 			fprintf(stderr,
 				TSPKT_PROG ": out of memory: frame %llu "
 					   "not printed\n",
 				(unsigned long long)info->frame);
-			free(r.text);
-			r.text = NULL;
-			r.text_len = 0;
-			free(r.classes);
-			r.classes = NULL;
-			r.matched = false;
+			free(r->text);
+			r->text = NULL;
+			r->text_len = 0;
+			free(r->classes);
+			r->classes = NULL;
+			r->matched = false;
 		}
-		if (o->write_file && r.matched) {
-			r.skb = skb;
-			skb = NULL;
-		}
+		if (r->skb == skb)
+			skb = NULL; /* the output stage frees it */
 	}
-	free(info);
-	kfree_skb(skb);
-	output_submit(cl->out, &r);
+	if (skb && pkt_cb(skb)->owner == PKT_HEAP)
+		free(info);
+	else if (!skb && r->skb)
+		free(info); /* a heap datagram kept for -w */
+	pkt_release(&k->cache, skb);
+	/* a match goes out at once: the reader looks at -n and -q */
+	if (nhits || k->nres == CLASSIFY_BATCH)
+		classifier_flush(k);
 }
 
 void *classify_worker(void *arg)
 {
-	struct classify *cl = arg;
-	size_t nrules = cl->opts->rules.n;
-	struct rule_hit *hits = calloc(nrules ? nrules : 1, sizeof(*hits));
-	struct sk_buff *skb;
+	struct classifier *k = arg;
+	struct sk_buff *skbs[CLASSIFY_BATCH];
+	unsigned int n, i;
 
-	/* without memory, this worker still drains the backlog (and the
-	 * output stage its sequence numbers), matching nothing */
-	if (!hits)
-		fprintf(stderr, TSPKT_PROG ": out of memory: a worker "
-					   "classifies nothing\n");
-	while ((skb = backlog_dequeue(cl->backlog)))
-		classify_one(cl, skb, hits);
-	free(hits);
+	while ((n = backlog_dequeue_list(k->cl->backlog, skbs,
+					 CLASSIFY_BATCH))) {
+		for (i = 0; i < n; i++)
+			classify_one(k, skbs[i]);
+		/* every result handed over before waiting again: a result
+		 * held back would hold up printing everyone else's */
+		classifier_flush(k);
+	}
+	classifier_done(k);
 	return NULL;
 }

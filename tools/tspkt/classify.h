@@ -1,22 +1,52 @@
 /*
- * classify.h - the worker threads: datagrams from the backlog through
- * every rule to the output stage.
+ * classify.h - classifying datagrams: every rule on each, the report of
+ * those that match handed to the output stage a batch at a time.  Worker
+ * threads take batches from the backlog; with one worker reading a file,
+ * the reader classifies each datagram itself (capture.c).
  */
 #ifndef TSPKT_CLASSIFY_H
 #define TSPKT_CLASSIFY_H
 
+#include <textsearch_skb.h>
+
+#include "output.h"
+#include "pool.h"
 #include "tspkt.h"
 
 struct backlog;
-struct output;
+
+/* Datagrams a worker takes from the backlog at once, and results it hands
+ * the output stage at once. */
+#define CLASSIFY_BATCH 64u
 
 struct classify {
 	struct backlog *backlog;
 	const struct tspkt_opts *opts;
 	struct output *out;
+	struct pkt_pool *pool;
 };
 
-/* A worker: classifies until the backlog is closed and empty. */
+/* One classifying thread's state. */
+struct classifier {
+	const struct classify *cl;
+	struct rule_hit *hits; /* NULL: out of memory, matches nothing */
+	struct pkt_cache cache;
+	struct pkt_result res[CLASSIFY_BATCH];
+	unsigned int nres;
+};
+
+void classifier_init(struct classifier *k, const struct classify *cl);
+/* Hands over what is pending and gives back what is held. */
+void classifier_done(struct classifier *k);
+
+/* Classify @skb (its cb's info set) and release it; its result waits in
+ * @k until classifier_flush() or a full batch, but a match is handed over
+ * at once, so -n and -q stop the reader in time. */
+void classify_one(struct classifier *k, struct sk_buff *skb);
+void classifier_flush(struct classifier *k);
+
+/* A worker thread (@arg a struct classifier): classifies until the
+ * backlog is closed and empty. */
 void *classify_worker(void *arg);
 
 #endif

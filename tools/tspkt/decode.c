@@ -303,39 +303,38 @@ fail:
 	return NULL;
 }
 
-struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
-				 unsigned int caplen, int64_t ts_ns,
-				 struct pkt_meta *meta,
-				 struct ip_frag_info *frag, const char **why)
+bool pkt_decode_headers(int linktype, const uint8_t *frame, unsigned int caplen,
+			struct pkt_meta *meta, struct ip_frag_info *frag,
+			unsigned int *l3off_out, const char **why)
 {
 	unsigned int l3off;
 	const char *reason;
-	struct sk_buff *skb;
 	int family;
 
 	memset(meta, 0, sizeof(*meta));
 	memset(frag, 0, sizeof(*frag));
 	*why = NULL;
+	*l3off_out = 0;
 	if (!frame && caplen) {
 		*why = "no frame data";
-		return NULL;
+		return false;
 	}
 	reason = decode_link(linktype, frame, caplen, &l3off, &family);
 	if (reason) {
 		*why = reason;
-		return NULL;
+		return false;
 	}
 	if (family == 0)
-		return NULL; /* not IP: skipped quietly */
+		return false; /* not IP: skipped quietly */
 	if (family < 0) {
 		if (caplen <= l3off) {
 			*why = "truncated IP header";
-			return NULL;
+			return false;
 		}
 		family = frame[l3off] >> 4;
 		if (family != 4 && family != 6) {
 			*why = "bad IP version";
-			return NULL;
+			return false;
 		}
 	}
 	if (family == 4)
@@ -346,23 +345,64 @@ struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
 		memset(meta, 0, sizeof(*meta));
 		memset(frag, 0, sizeof(*frag));
 		*why = reason;
-		return NULL;
+		return false;
 	}
+	*l3off_out = l3off;
+	return true;
+}
 
-	/* The link header stays, whatever the datagram's size, for -w to
-	 * write the frame again; the datagram's own length drops any link
-	 * padding. */
-	skb = copy_to_skb(frame, l3off + meta->net_len);
-	if (!skb) {
-		*why = "out of memory";
-		return NULL;
-	}
+/* What pkt_decode_frame() and pkt_skb_wrap() both set once the bytes are
+ * in place. */
+static void set_layers(struct sk_buff *skb, unsigned int l3off, int family,
+		       int64_t ts_ns)
+{
 	skb_reset_mac_header(skb);
 	skb_pull(skb, l3off);
 	skb_reset_network_header(skb);
 	skb->transport_header = SKB_HEADER_UNSET;
 	skb->protocol = (u16)(family == 4 ? ETH_P_IP : ETH_P_IPV6);
 	skb->tstamp_ns = ts_ns;
+}
+
+void pkt_skb_wrap(struct sk_buff *skb, uint8_t *buf, unsigned int len,
+		  unsigned int l3off, int family, int64_t ts_ns)
+{
+	/* the fields alloc_skb() sets, as it sets them; cb is the caller's,
+	 * and frags[] is never read while nr_frags is 0 */
+	skb->next = NULL;
+	skb->head = buf;
+	skb->data = buf;
+	skb->tail = buf + len;
+	skb->end = buf + len;
+	skb->len = len;
+	skb->data_len = 0;
+	skb->shinfo.nr_frags = 0;
+	skb->shinfo.frag_list = NULL;
+	set_layers(skb, l3off, family, ts_ns);
+}
+
+struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
+				 unsigned int caplen, int64_t ts_ns,
+				 struct pkt_meta *meta,
+				 struct ip_frag_info *frag, const char **why)
+{
+	unsigned int l3off;
+	struct sk_buff *skb;
+
+	if (!pkt_decode_headers(linktype, frame, caplen, meta, frag, &l3off,
+				why))
+		return NULL;
+	/* The link header stays, whatever the datagram's size, for -w to
+	 * write the frame again; the datagram's own length drops any link
+	 * padding. */
+	skb = copy_to_skb(frame, l3off + meta->net_len);
+	if (!skb) {
+		memset(meta, 0, sizeof(*meta));
+		memset(frag, 0, sizeof(*frag));
+		*why = "out of memory";
+		return NULL;
+	}
+	set_layers(skb, l3off, meta->family, ts_ns);
 	return skb;
 }
 

@@ -56,6 +56,26 @@ struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
 				 struct pkt_meta *meta,
 				 struct ip_frag_info *frag, const char **why);
 
+/*
+ * pkt_decode_frame() without the copy: fills @meta and @frag and sets
+ * *@l3off to the IP header's offset in @frame; the datagram is then the
+ * first *@l3off + meta->net_len bytes of @frame.  false, with @why as
+ * pkt_decode_frame() sets it, when the frame is not a searchable IP packet.
+ */
+bool pkt_decode_headers(int linktype, const uint8_t *frame, unsigned int caplen,
+			struct pkt_meta *meta, struct ip_frag_info *frag,
+			unsigned int *l3off, const char **why);
+
+/*
+ * Make @skb (the caller's, not from alloc_skb(): never kfree_skb() it)
+ * describe the @len bytes at @buf (@len <= 65535), a frame whose IP header
+ * (@family 4 or 6) is at @l3off, as pkt_decode_frame() makes a buffer:
+ * linear, mac_header at @buf, data and network_header at the IP header.
+ * The bytes are not copied; skb->cb is left alone.
+ */
+void pkt_skb_wrap(struct sk_buff *skb, uint8_t *buf, unsigned int len,
+		  unsigned int l3off, int family, int64_t ts_ns);
+
 /* Whether libpcap link type @linktype is one pkt_decode_frame() reads. */
 bool pkt_linktype_supported(int linktype);
 

@@ -24,6 +24,7 @@
 #include "classify.h"
 #include "defrag.h"
 #include "output.h"
+#include "pool.h"
 #include "rules.h"
 #include "tspkt.h"
 
@@ -344,6 +345,14 @@ static void add_build_plugin_dir(void)
 	free(path);
 }
 
+/* What a backlog still holds when it is freed (an error path). */
+static void release_queued(struct sk_buff *skb, void *arg)
+{
+	if (pkt_cb(skb)->owner == PKT_HEAP)
+		free(pkt_cb(skb)->info);
+	pkt_release(arg, skb);
+}
+
 static void print_counters(struct capture *cap, struct defrag *d,
 			   struct backlog *b, struct output *out,
 			   const struct tspkt_opts *o)
@@ -402,9 +411,13 @@ int main(int argc, char **argv)
 	struct output *out = NULL;
 	struct backlog *b = NULL;
 	struct defrag *d = NULL;
+	struct pkt_pool *pool = NULL;
+	struct pkt_cache cache = { 0 };
 	struct classify ctx;
+	struct classifier *ks = NULL;
 	pthread_t *th = NULL;
-	unsigned int i, started = 0;
+	unsigned int i, started = 0, nworkers;
+	bool here;
 	sigset_t sigs, old;
 	char err[4600];
 	int rc, status = 2;
@@ -439,30 +452,52 @@ int main(int argc, char **argv)
 	 * a live capture cannot wait, so it drops and counts */
 	b = backlog_new(o->backlog, !o->iface && !o->drop_on_overrun);
 	d = defrag_new(NULL);
+	pool = pkt_pool_new();
+	/* reading a file without dropping, the reader is one of the -j
+	 * classifying threads: it has nothing to wait for (capture.c) */
+	here = !o->iface && !o->drop_on_overrun;
+	nworkers = here ? o->workers - 1 : o->workers;
+	ks = calloc(o->workers, sizeof(*ks));
 	th = calloc(o->workers, sizeof(*th));
-	if (!b || !d || !th) {
+	if (!b || !d || !pool || !ks || !th) {
 		fprintf(stderr, TSPKT_PROG ": out of memory\n");
 		goto done;
 	}
+	cache.pool = pool;
+	backlog_set_release(b, release_queued, &cache);
+	/* lines go out in large writes, unless each is wanted at once (a
+	 * terminal keeps stdio's line buffering) */
+	if (!o->line_buffered && !isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 1u << 16);
 	ctx.backlog = b;
 	ctx.opts = o;
 	ctx.out = out;
+	ctx.pool = pool;
 	/* workers block SIGINT/SIGTERM, so the signal interrupts the read */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	for (i = 0; i < o->workers; i++) {
-		if (pthread_create(&th[i], NULL, classify_worker, &ctx))
+	for (i = 0; i < nworkers; i++) {
+		classifier_init(&ks[i], &ctx);
+		if (pthread_create(&th[i], NULL, classify_worker, &ks[i])) {
+			classifier_done(&ks[i]);
 			break;
+		}
 		started++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!started) {
+	if (!started && !here) {
 		fprintf(stderr, TSPKT_PROG ": cannot start a worker thread\n");
 		goto done;
 	}
-	rc = capture_run(cap, d, b, out, err, sizeof(err));
+	if (here)
+		classifier_init(&ks[o->workers - 1], &ctx);
+	rc = capture_run(cap, d, b, out, pool,
+			 here ? &ks[o->workers - 1] : NULL, started, err,
+			 sizeof(err));
+	if (here)
+		classifier_done(&ks[o->workers - 1]);
 	backlog_close(b);
 	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
@@ -477,9 +512,12 @@ int main(int argc, char **argv)
 		status = output_matched(out) ? 0 : 1; /* grep -q's rule */
 done:
 	free(th);
+	free(ks);
 	defrag_free(d);
 	backlog_free(b);
 	output_free(out);
+	/* every slot goes with its slabs, cached or not */
+	pkt_pool_free(pool);
 	capture_close(cap);
 	ruleset_free(&o->rules);
 	free(o->filter);

@@ -188,25 +188,48 @@ static void emit(struct output *out, struct pkt_result *r)
 	kfree_skb(r->skb);
 }
 
-void output_submit(struct output *out, struct pkt_result *r)
+/* Under the lock: file @r; print what is ready if it was the oldest.
+ * True if printing moved on. */
+static bool submit_locked(struct output *out, struct pkt_result *r)
 {
 	size_t slot;
 
-	pthread_mutex_lock(&out->mu);
 	while (r->seq >= out->next + out->window)
 		pthread_cond_wait(&out->cv, &out->mu);
-	slot = (size_t)(r->seq % out->window);
-	out->ring[slot] = *r;
-	out->ready[slot] = true;
 	if (r->seq == out->next) {
-		while (out->ready[slot = (size_t)(out->next % out->window)]) {
-			out->ready[slot] = false;
-			emit(out, &out->ring[slot]);
-			out->next++;
-		}
-		pthread_cond_broadcast(&out->cv);
+		/* the common case: nothing waits before it */
+		emit(out, r);
+		out->next++;
+	} else {
+		slot = (size_t)(r->seq % out->window);
+		out->ring[slot] = *r;
+		out->ready[slot] = true;
+		return false;
 	}
+	while (out->ready[slot = (size_t)(out->next % out->window)]) {
+		out->ready[slot] = false;
+		emit(out, &out->ring[slot]);
+		out->next++;
+	}
+	return true;
+}
+
+void output_submit_list(struct output *out, struct pkt_result *r, size_t n)
+{
+	bool moved = false;
+	size_t i;
+
+	pthread_mutex_lock(&out->mu);
+	for (i = 0; i < n; i++)
+		moved |= submit_locked(out, &r[i]);
+	if (moved)
+		pthread_cond_broadcast(&out->cv);
 	pthread_mutex_unlock(&out->mu);
+}
+
+void output_submit(struct output *out, struct pkt_result *r)
+{
+	output_submit_list(out, r, 1);
 }
 
 bool output_should_stop(struct output *out)

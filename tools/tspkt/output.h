@@ -35,6 +35,9 @@ struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
  * sequence number is.  Waits while it is too far ahead of the oldest. */
 void output_submit(struct output *out, struct pkt_result *r);
 
+/* output_submit() for @n results under one lock (a worker's batch). */
+void output_submit_list(struct output *out, struct pkt_result *r, size_t n);
+
 /* -n / -q reached: the capture loop stops reading. */
 bool output_should_stop(struct output *out);
 

@@ -43,6 +43,15 @@ struct pkt_cb {
 	uint32_t wirelen;      /* as on the wire */
 	int64_t ts_ns;	       /* capture time (defrag retimes a head) */
 	struct pkt_info *info; /* set on the datagram given to the backlog */
+	uint8_t owner;	       /* enum pkt_owner: who frees the buffer */
+};
+
+/* Where a buffer's memory comes from, so pkt_release() (pool.h) frees it
+ * the right way. */
+enum pkt_owner {
+	PKT_HEAP,     /* alloc_skb(): kfree_skb() */
+	PKT_POOL,     /* a pool slot: back to the pool */
+	PKT_BORROWED, /* wraps the reader's bytes for one moment: nothing */
 };
 _Static_assert(sizeof(struct pkt_cb) <= sizeof(((struct sk_buff *)0)->cb),
 	       "struct pkt_cb must fit in skb->cb");

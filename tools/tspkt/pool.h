@@ -1,0 +1,54 @@
+/*
+ * pool.h - packet memory for the receive path: fixed-size slots (a buffer,
+ * its bytes and its pkt_info) recycled instead of allocated per packet.
+ *
+ * Each thread takes and returns slots through its own cache, which trades
+ * slots with the shared pool a batch at a time, so a packet costs no
+ * malloc, no free and no lock.  The pool grows by a slab when every slot is
+ * in flight; how many can be in flight is bounded by the backlog, the
+ * workers' batches and the caches, so it stops growing.
+ */
+#ifndef TSPKT_POOL_H
+#define TSPKT_POOL_H
+
+#include <textsearch_skb.h>
+
+#include <stdbool.h>
+
+#include "tspkt.h"
+
+/* Bytes a slot holds: a full Ethernet frame with VLAN tags; longer frames
+ * take a heap buffer (pkt_decode_frame()). */
+#define POOL_SLOT_BYTES 2048u
+
+/* Slots a cache takes from or gives back to the pool at once. */
+#define POOL_BATCH 64u
+
+struct pkt_pool;
+
+/* One thread's slots at hand: zero it and set .pool before use. */
+struct pkt_cache {
+	struct pkt_pool *pool;
+	struct pkt_slot *list;
+	unsigned int n;
+};
+
+struct pkt_pool *pkt_pool_new(void);
+/* Every slot must have come back (caches flushed). */
+void pkt_pool_free(struct pkt_pool *pool);
+
+/*
+ * A slot's buffer: skb->head has POOL_SLOT_BYTES of room, cb's info points
+ * at the slot's own pkt_info and cb's owner is PKT_POOL; the rest is the
+ * caller's to fill (pkt_skb_wrap()).  NULL when out of memory.
+ */
+struct sk_buff *pkt_pool_get(struct pkt_cache *c);
+
+/* Give a buffer back as its cb's owner says: to the pool, to kfree_skb(),
+ * or nowhere (borrowed). */
+void pkt_release(struct pkt_cache *c, struct sk_buff *skb);
+
+/* Hand a thread's cached slots back to the pool (before it ends). */
+void pkt_cache_flush(struct pkt_cache *c);
+
+#endif
