@@ -71,6 +71,14 @@ struct engine {
 	size_t map_off; /* bytes of the mapping given to the engine */
 };
 
+/* Whether @ch ends a line: a newline, or a NUL in a binary file (as in
+ * grep, which rewrites NULs to newlines in its own buffer; tsgrep's may
+ * be the file's mapped pages, which are never written). */
+static inline bool is_eol(const struct engine *eng, unsigned char ch)
+{
+	return ch == '\n' || (!ch && eng->binary);
+}
+
 /* ---- search.c ---- */
 
 /* The window is [.., @rend): forget the cached matches of the last one. */

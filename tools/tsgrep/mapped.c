@@ -5,8 +5,8 @@
  *
  * Memory stays bounded: the pages behind the engine are dropped from the
  * mapping as it moves on (they stay in the page cache).  The mapping is
- * private and writable because binary files get their NULs rewritten to
- * newlines in place; those pages are copied on write.
+ * read-only: a binary file's NULs end lines where they are (is_eol() in
+ * engine.h), so no page is ever copied on write.
  *
  * A file that shrinks while mapped would raise SIGBUS on the pages past its
  * new end.  The handler maps a page of zeros over the faulting page, so the
@@ -47,8 +47,7 @@ static void on_sigbus(int sig, siginfo_t *info, void *ctx)
 
 	(void)ctx;
 	if (info->si_code == BUS_ADRERR)
-		zeros = mmap((void *)page, (size_t)page_size,
-			     PROT_READ | PROT_WRITE,
+		zeros = mmap((void *)page, (size_t)page_size, PROT_READ,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (zeros == MAP_FAILED) {
 		/* not ours to repair: die of it as if unhandled */
@@ -88,8 +87,7 @@ int tsg_map_open(struct tsg_map *map, int fd)
 	pthread_once(&handler_once, install_handler);
 	if (!handler_ok)
 		return 0;
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE, fd, 0);
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (base == MAP_FAILED)
 		return 0;
 	(void)madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);

@@ -91,18 +91,16 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 			   size_t *end)
 {
 	struct ts_config *conf = eng->cfg->pats[idx].conf;
-	const unsigned char *nl;
 	size_t start, match_end, le;
 
 	if (eng->cfg->pats[idx].anchored) {
 		/* try each line start from @from on */
 		while (from < eng->rend) {
-			if (from && eng->buf[from - 1] != '\n') {
-				nl = memchr(eng->buf + from, '\n',
-					    eng->rend - from);
-				if (!nl)
+			if (from && !is_eol(eng, eng->buf[from - 1])) {
+				le = line_end(eng, from, eng->rend);
+				if (le == eng->rend)
 					return NO_MATCH;
-				from = (size_t)(nl - eng->buf) + 1;
+				from = le + 1;
 				continue;
 			}
 			le = line_end(eng, from, eng->rend);
@@ -120,7 +118,7 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 		if (start == NO_MATCH)
 			return NO_MATCH;
 		if (match_end <= start ||
-		    !memchr(eng->buf + start, '\n', match_end - start)) {
+		    line_end(eng, start, match_end) == match_end) {
 			*end = match_end;
 			return start;
 		}
@@ -214,15 +212,44 @@ uint64_t lineno_at(struct engine *eng, size_t pos)
 
 size_t line_start(const struct engine *eng, size_t pos, size_t lo)
 {
-	while (pos > lo && eng->buf[pos - 1] != '\n')
+	while (pos > lo && !is_eol(eng, eng->buf[pos - 1]))
 		pos--;
 	return pos;
 }
 
+/* The first newline or NUL in [p, p + len), or NULL: a binary file's
+ * lines end at either, and its NULs are not rewritten (a mapped file's
+ * pages stay shared with the page cache). */
+static const unsigned char *find_nl_or_nul(const unsigned char *p, size_t len)
+{
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+	__m128i bytes;
+	int mask;
+
+	for (; len >= 16; p += 16, len -= 16) {
+		bytes = _mm_loadu_si128((const __m128i *)(const void *)p);
+		mask = _mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(bytes, nl),
+				     _mm_cmpeq_epi8(bytes, zero)));
+		if (mask)
+			return p + __builtin_ctz((unsigned int)mask);
+	}
+#endif
+	for (; len; p++, len--)
+		if (*p == '\n' || !*p)
+			return p;
+	return NULL;
+}
+
 size_t line_end(const struct engine *eng, size_t from, size_t hi)
 {
-	const unsigned char *nl = memchr(eng->buf + from, '\n', hi - from);
+	const unsigned char *nl;
 
+	if (eng->binary)
+		nl = find_nl_or_nul(eng->buf + from, hi - from);
+	else
+		nl = memchr(eng->buf + from, '\n', hi - from);
 	return nl ? (size_t)(nl - eng->buf) : hi;
 }
 
@@ -240,7 +267,7 @@ static void process(struct engine *eng, size_t pos, size_t rend)
 		else
 			ms = next_match(eng, pos, &me);
 		if (ms != NO_MATCH && ms >= rend &&
-		    (ms > rend || me != ms || eng->buf[rend - 1] == '\n'))
+		    (ms > rend || me != ms || is_eol(eng, eng->buf[rend - 1])))
 			ms = NO_MATCH;
 		mls = ms == NO_MATCH ? rend : line_start(eng, ms, pos);
 		/* lines [pos, mls) do not match */
@@ -424,24 +451,17 @@ static int read_more(struct engine *eng, size_t *got)
 static bool check_binary(struct engine *eng, size_t got)
 {
 	const struct tsg_cfg *cfg = eng->cfg;
-	unsigned char *fresh = eng->buf + eng->len, *nul;
 
 	if (cfg->binary != TSG_BIN_TEXT && !eng->binary &&
-	    memchr(fresh, '\0', got)) {
+	    memchr(eng->buf + eng->len, '\0', got)) {
 		/* grep decides per buffer: lines already printed stay, the
-		 * rest of the file is binary */
+		 * rest of the file is binary, where a NUL ends a line too
+		 * (is_eol()) */
 		eng->binary = 1;
 		if (cfg->binary == TSG_BIN_WITHOUT_MATCH) {
 			eng->nsel = 0;
 			return false;
 		}
-	}
-	if (eng->binary) {
-		/* like grep, a NUL ends a line in a binary file */
-		for (nul = fresh;
-		     (nul = memchr(nul, '\0', got - (size_t)(nul - fresh)));
-		     nul++)
-			*nul = '\n';
 	}
 	return true;
 }
@@ -454,7 +474,7 @@ static size_t window_end(const struct engine *eng, size_t got)
 
 	if (!got)
 		return rend;
-	while (rend > eng->len - got && eng->buf[rend - 1] != '\n')
+	while (rend > eng->len - got && !is_eol(eng, eng->buf[rend - 1]))
 		rend--;
 	if (rend == eng->len - got)
 		rend = eng->pos; /* no complete line yet */
