@@ -45,6 +45,9 @@ struct engine {
 	const char *label; /* for messages and --json */
 	int fd;
 	int seekable;
+	int regular;		     /* a regular file: reads never wait */
+	struct tsg_scratch *scratch; /* the worker's buffer, which buf is
+				       when the file is read */
 	unsigned char *buf;
 	size_t cap, len;
 	size_t pos;    /* where the unsearched lines start */

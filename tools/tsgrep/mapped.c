@@ -72,27 +72,28 @@ static void install_handler(void)
 	handler_ok = sigaction(SIGBUS, &action, NULL) == 0;
 }
 
-int tsg_map_open(struct tsg_map *map, int fd)
+int tsg_map_open(struct tsg_map *map, int fd, const struct stat *st,
+		 int at_start)
 {
-	struct stat st;
 	void *base;
 
 	memset(map, 0, sizeof(*map));
 	/* only whole regular files read from their start: a descriptor at
 	 * another offset (a shell's `<` after a previous reader) is read */
-	if (fd == STDIN_FILENO || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < MAP_MIN_SIZE ||
-	    (uint64_t)st.st_size > SIZE_MAX || lseek(fd, 0, SEEK_CUR) != 0)
+	if (fd == STDIN_FILENO || !st || !S_ISREG(st->st_mode) ||
+	    (uint64_t)st->st_size < MAP_MIN_SIZE ||
+	    (uint64_t)st->st_size > SIZE_MAX ||
+	    (!at_start && lseek(fd, 0, SEEK_CUR) != 0))
 		return 0;
 	pthread_once(&handler_once, install_handler);
 	if (!handler_ok)
 		return 0;
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	base = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (base == MAP_FAILED)
 		return 0;
-	(void)madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
+	(void)madvise(base, (size_t)st->st_size, MADV_SEQUENTIAL);
 	map->base = base;
-	map->size = (size_t)st.st_size;
+	map->size = (size_t)st->st_size;
 	map->fd = fd;
 	map->faults_seen = atomic_load(&bus_faults);
 	return 1;

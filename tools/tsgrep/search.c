@@ -30,6 +30,9 @@
 
 #include "engine.h"
 
+/* A worker's buffer bigger than this is not kept for the next file. */
+#define SCRATCH_KEEP ((size_t)4 << 20)
+
 /* ---- searching ---- */
 
 struct block_feed {
@@ -298,23 +301,26 @@ static void process(struct engine *eng, size_t pos, size_t rend)
 	}
 }
 
-/* GNU grep treats a file with a hole as binary before reading it. */
-static int has_hole(int fd)
+/* GNU grep treats a file with a hole as binary before reading it.  (Where
+ * SEEK_HOLE is not declared, as with this build's feature macros, no hole
+ * is seen: the file's zeros make it binary when they are read.) */
+static int has_hole(int fd, const struct stat *st, int at_start)
 {
 #ifdef SEEK_HOLE
-	struct stat st;
 	off_t cur, hole;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (!st || !S_ISREG(st->st_mode))
 		return 0;
-	cur = lseek(fd, 0, SEEK_CUR);
+	cur = at_start ? 0 : lseek(fd, 0, SEEK_CUR);
 	if (cur < 0)
 		return 0;
 	hole = lseek(fd, cur, SEEK_HOLE);
 	(void)!lseek(fd, cur, SEEK_SET);
-	return hole >= 0 && hole < st.st_size;
+	return hole >= 0 && hole < st->st_size;
 #else
 	(void)fd;
+	(void)st;
+	(void)at_start;
 	return 0;
 #endif
 }
@@ -335,10 +341,17 @@ static int leave_mapping(struct engine *eng)
 		errno = EFBIG;
 		return -1;
 	}
-	buf = malloc(cap);
+	buf = eng->scratch->cap >= cap ? eng->scratch->buf : NULL;
 	if (!buf) {
-		errno = ENOMEM;
-		return -1;
+		buf = malloc(cap);
+		if (!buf) {
+			errno = ENOMEM;
+			return -1;
+		}
+		free(eng->scratch->buf);
+		eng->scratch->buf = buf;
+	} else {
+		cap = eng->scratch->cap;
 	}
 	memcpy(buf, eng->buf, eng->len);
 	if (lseek(eng->fd, (off_t)eng->map_off, SEEK_SET) < 0) {
@@ -348,6 +361,7 @@ static int leave_mapping(struct engine *eng)
 	tsg_map_close(&eng->map);
 	eng->buf = buf;
 	eng->cap = cap;
+	eng->scratch->cap = cap;
 	eng->mapped = 0;
 	return 0;
 }
@@ -436,7 +450,13 @@ static int read_more(struct engine *eng, size_t *got)
 		}
 		eng->buf = buf;
 		eng->cap = cap;
+		eng->scratch->buf = buf;
+		eng->scratch->cap = cap;
 	}
+	/* the reader of our output must not wait for what we hold while we
+	 * wait for input */
+	if (!eng->regular && eng->out->direct)
+		out_flush_stdout();
 	do
 		len = read(eng->fd, eng->buf + eng->len, cfg->chunk);
 	while (len < 0 && errno == EINTR);
@@ -519,34 +539,41 @@ static void print_count(struct engine *eng)
 	out_eol(cfg, eng->out);
 }
 
-long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out, int fd,
-		    const char *name, int show_name,
+long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
+		    const struct tsg_input *in, struct tsg_scratch *scratch,
 		    struct tsg_file_stats *stats)
 {
+	const char *name = in->name;
 	struct engine eng;
-	struct stat st;
 	long long ret = 0;
 	size_t got, rend;
 
 	memset(&eng, 0, sizeof(eng));
 	eng.cfg = cfg;
 	eng.out = out;
-	eng.fd = fd;
+	eng.fd = in->fd;
 	eng.label = name;
-	eng.name = show_name ? name : NULL;
+	eng.name = in->show_name ? name : NULL;
 	eng.lnnum = 1;
+	eng.scratch = scratch;
 	eng.cache = calloc(cfg->npats ? cfg->npats : 1, sizeof(*eng.cache));
 	if (!eng.cache) {
 		out_error(out, TSG_PROG ": out of memory\n");
 		return -1;
 	}
-	eng.seekable = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-		       lseek(fd, 0, SEEK_CUR) >= 0;
-	if (cfg->binary != TSG_BIN_TEXT && has_hole(fd)) {
+	eng.regular = in->st && S_ISREG(in->st->st_mode);
+	eng.seekable = eng.regular &&
+		       (in->at_start || lseek(in->fd, 0, SEEK_CUR) >= 0);
+	if (cfg->binary != TSG_BIN_TEXT &&
+	    has_hole(in->fd, in->st, in->at_start)) {
 		eng.binary = 1;
-	} else if (tsg_map_open(&eng.map, fd)) {
+	} else if (tsg_map_open(&eng.map, in->fd, in->st, in->at_start)) {
 		eng.mapped = 1;
 		eng.buf = eng.map.base;
+	}
+	if (!eng.mapped) {
+		eng.buf = scratch->buf;
+		eng.cap = scratch->cap;
 	}
 	if ((eng.binary && cfg->binary == TSG_BIN_WITHOUT_MATCH) ||
 	    cfg->max_count == 0)
@@ -604,8 +631,12 @@ done:
 	stats->matches += cfg->count_matches || cfg->stats ? eng.nmatch : 0;
 	free(eng.cache);
 	free(eng.subs);
-	if (!eng.mapped)
-		free(eng.buf);
+	/* a buffer grown for a long line is not kept for every file after */
+	if (scratch->cap > SCRATCH_KEEP) {
+		free(scratch->buf);
+		scratch->buf = NULL;
+		scratch->cap = 0;
+	}
 	tsg_map_close(&eng.map);
 	return ret;
 }
