@@ -12,6 +12,9 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -881,6 +884,13 @@ int main(int argc, char **argv)
 	opts.context = -1;
 	setlocale(LC_ALL, "");
 	plugin_path_fallback();
+#ifdef __GLIBC__
+	/* every file allocates and frees a little: a heap given back to the
+	 * system after each one costs page faults (and, with -j, TLB
+	 * shootdowns) when the next one takes it again */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_TOP_PAD, 1 << 20);
+#endif
 
 	nops = parse_args(&opts, argc, argv);
 	if (opts.context >= 0) {
@@ -916,6 +926,7 @@ int main(int argc, char **argv)
 		ops = cfg.recursive ? dot : dash;
 		nops = 1;
 	}
+	cfg.map_files = !cfg.recursive && nops == 1;
 	/* more workers than operands would have nothing to do */
 	if (!cfg.recursive && cfg.jobs > nops)
 		cfg.jobs = nops;

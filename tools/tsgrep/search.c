@@ -428,7 +428,11 @@ static int read_more(struct engine *eng, size_t *got)
 	ssize_t len;
 
 	drop_searched(eng);
-	if (eng->mapped && eng->map.size - eng->map_off < cfg->chunk &&
+	/* a binary file is read too: its search costs no more than a text
+	 * file's (on a 320 MiB pack, reads took a third of the CPU time
+	 * the mapping took) */
+	if (eng->mapped &&
+	    (eng->binary || eng->map.size - eng->map_off < cfg->chunk) &&
 	    leave_mapping(eng))
 		return -1;
 	if (eng->mapped)
@@ -567,7 +571,8 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 	if (cfg->binary != TSG_BIN_TEXT &&
 	    has_hole(in->fd, in->st, in->at_start)) {
 		eng.binary = 1;
-	} else if (tsg_map_open(&eng.map, in->fd, in->st, in->at_start)) {
+	} else if (cfg->map_files &&
+		   tsg_map_open(&eng.map, in->fd, in->st, in->at_start)) {
 		eng.mapped = 1;
 		eng.buf = eng.map.base;
 	}

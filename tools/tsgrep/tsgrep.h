@@ -87,6 +87,10 @@ struct tsg_cfg {
 	int utf8;	/* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
 	int line_flush; /* flush after every output line */
+	/* big files may be mapped: only in a run of one file, as ripgrep
+	 * does; with many, the mappings' setup and teardown (and, with -j,
+	 * the TLB shootdowns between workers) cost more than reads */
+	int map_files;
 };
 
 /* ---- output (output.c) ---- */
