@@ -61,8 +61,11 @@ static void run_file(struct job_queue *queue, struct tsg_file *file,
 	/* A directory without -r is opened and read like any file: the
 	 * read fails with EISDIR, and, as with grep, -c still prints 0 and
 	 * -L still lists it. */
-	fd = strcmp(file->path, "-") ? open(file->path, O_RDONLY | O_NOCTTY) :
-				       0;
+	fd = 0;
+	if (strcmp(file->path, "-"))
+		fd = open(file->path, O_RDONLY | O_NOCTTY);
+	else
+		order_wait_turn(out);
 	if (fd < 0) {
 		file->err = 1;
 		if (!cfg->no_messages)
@@ -132,12 +135,13 @@ static bool take_file(struct job_queue *queue, size_t *idx)
 static void *worker(void *arg)
 {
 	struct job_queue *queue = arg;
-	struct tsg_scratch scratch = { NULL, 0 };
+	struct tsg_scratch scratch = { NULL, 0, NULL };
 	size_t idx;
 
 	while (take_file(queue, &idx))
 		run_file(queue, filelist_at(queue->list, idx), &scratch);
 	free(scratch.buf);
+	free(scratch.cache);
 	return NULL;
 }
 

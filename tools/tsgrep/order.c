@@ -85,6 +85,16 @@ void order_output_point(struct tsg_out *out)
 	pthread_mutex_unlock(&order->lock);
 }
 
+void order_wait_turn(struct tsg_out *out)
+{
+	struct tsg_order *order = out->order;
+
+	pthread_mutex_lock(&order->lock);
+	while (atomic_load(&order->head) != out->idx)
+		pthread_cond_wait(&order->head_moved, &order->lock);
+	pthread_mutex_unlock(&order->lock);
+}
+
 void order_lead_sep(struct tsg_out *out, const struct tsg_cfg *cfg)
 {
 	struct tsg_order *order = out->order;

@@ -67,7 +67,7 @@ static void out_grow(struct tsg_out *out, size_t need)
 
 	if (out->cap - out->len >= need)
 		return;
-	cap = out->cap ? out->cap : 4096;
+	cap = out->cap ? out->cap : 1024;
 	while (cap - out->len < need)
 		cap *= 2;
 	buf = realloc(out->buf, cap);
@@ -111,6 +111,10 @@ void out_put(struct tsg_out *out, const void *data, size_t len)
 {
 	if (!len)
 		return; /* data may be NULL then, which memcpy does not allow */
+	/* a file whose turn has come writes to stdout from its first byte,
+	 * instead of buffering what it prints before its first line end */
+	if (!out->direct && !out->len && out->order)
+		order_output_point(out);
 	if (out->direct) {
 		stdout_put(data, len);
 		return;

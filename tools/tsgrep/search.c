@@ -560,11 +560,15 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 	eng.name = in->show_name ? name : NULL;
 	eng.lnnum = 1;
 	eng.scratch = scratch;
-	eng.cache = calloc(cfg->npats ? cfg->npats : 1, sizeof(*eng.cache));
-	if (!eng.cache) {
-		out_error(out, TSG_PROG ": out of memory\n");
-		return -1;
+	if (!scratch->cache) {
+		scratch->cache = calloc(cfg->npats ? cfg->npats : 1,
+					sizeof(*scratch->cache));
+		if (!scratch->cache) {
+			out_error(out, TSG_PROG ": out of memory\n");
+			return -1;
+		}
 	}
+	eng.cache = scratch->cache;
 	eng.regular = in->st && S_ISREG(in->st->st_mode);
 	eng.seekable = eng.regular &&
 		       (in->at_start || lseek(in->fd, 0, SEEK_CUR) >= 0);
@@ -634,7 +638,6 @@ done:
 	out->used = eng.used;
 	stats->lines += (uint64_t)eng.nsel;
 	stats->matches += cfg->count_matches || cfg->stats ? eng.nmatch : 0;
-	free(eng.cache);
 	free(eng.subs);
 	/* a buffer grown for a long line is not kept for every file after */
 	if (scratch->cap > SCRATCH_KEEP) {

@@ -172,6 +172,9 @@ void order_destroy(struct tsg_order *order);
  * lets a buffering file write directly as soon as the files before it
  * are done, and waits while its buffer is full, which bounds memory. */
 void order_output_point(struct tsg_out *out);
+/* Wait until every earlier file is done (stdin named twice is read by
+ * one worker after the other, as grep reads it). */
+void order_wait_turn(struct tsg_out *out);
 /* The group separator before a file's first group: written if anything
  * was printed before it in argument order (decided when known). */
 void order_lead_sep(struct tsg_out *out, const struct tsg_cfg *cfg);
@@ -193,6 +196,7 @@ struct tsg_file_stats {
 struct tsg_scratch {
 	unsigned char *buf;
 	size_t cap;
+	struct match_cache *cache; /* one per pattern (engine.h) */
 };
 
 /* What search_fd() is told about its input. */
