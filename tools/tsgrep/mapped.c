@@ -1,7 +1,8 @@
 /*
- * mapped.c - regular files are mapped instead of read: read() copies every
- * byte out of the page cache, and that copy cost tsgrep more than the
- * search itself.
+ * mapped.c - a big regular file searched alone is mapped instead of read:
+ * read() copies every byte out of the page cache.  With many files (-r)
+ * files are read (cfg->map_files): mapping and unmapping each, and with -j
+ * the TLB shootdowns between the workers, cost more than the copy.
  *
  * Memory stays bounded: the pages behind the engine are dropped from the
  * mapping as it moves on (they stay in the page cache).  The mapping is
