@@ -95,17 +95,19 @@ EOF
 [ $have_rg = 1 ] && echo "rg -uuu -c pack|rg -uuu -c $pat $pack" >>"$tmp/cmds"
 
 # run_once N COMMAND: appends "wall cpu" to $tmp/time.N (wall from the
-# clock in ns, CPU from GNU time if there is one)
+# clock in ns, CPU from GNU time if there is one).  Output goes to a file,
+# not /dev/null: GNU grep stops each file at its first match when its
+# output is /dev/null, which would time less work than the others do.
 run_once() {
 	n=$1
 	shift
 	start=$(date +%s%N)
 	if [ -n "$gnu_time" ]; then
-		$gnu_time -f "%U %S" -o "$tmp/one" "$@" >/dev/null 2>&1 ||
+		$gnu_time -f "%U %S" -o "$tmp/one" "$@" >"$tmp/out" 2>&1 ||
 			true
 	else
 		echo "- -" >"$tmp/one"
-		"$@" >/dev/null 2>&1 || true
+		"$@" >"$tmp/out" 2>&1 || true
 	fi
 	end=$(date +%s%N)
 	awk -v ns=$((end - start)) '{ printf "%.3f %s\n", ns / 1e9,
