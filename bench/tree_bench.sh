@@ -28,6 +28,7 @@ want="$(cksum <"$gen") $quick"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 	rm -rf "$dir" "$stamp"
 	echo "tree_bench: generating $dir${quick:+ (quick)}"
+	# shellcheck disable=SC2086 # no argument without --quick
 	"$gen" "$dir" $quick
 	echo "$want" >"$stamp"
 fi
