@@ -35,8 +35,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -1107,6 +1109,464 @@ static void test_mapped_file_grows(void **st)
 	assert_no_diffs(diffs);
 }
 
+/* ---- binary files, trees, buffered output -------------------------------- */
+
+/* Pack-like bytes: random, NULs among them (compressed data looks so),
+ * with lines holding "needle" and "foo" now and then. */
+static void gen_packlike(struct buf *b, size_t size)
+{
+	char chunk[4096];
+	size_t i;
+
+	buf_add(b, "PACK\0\0\0\2", 8);
+	while (b->len < size) {
+		for (i = 0; i < sizeof(chunk); i++)
+			chunk[i] = (char)rng_below(&rng, 256);
+		buf_add(b, chunk, sizeof(chunk));
+		if (!rng_below(&rng, 8))
+			buf_adds(b, "\na needle and foo\n");
+		if (!rng_below(&rng, 16))
+			buf_adds(b, "foofoo needle");
+	}
+}
+
+static struct buf binfile[4];
+static const char *const binnames[4] = { "binpage", "binrand", "binlate",
+					 "binsmall" };
+
+/*
+ * The binary files of test_binary_files: each is searched alone (4 MiB
+ * or more: mapped, then read once it turns binary), beside another file
+ * (read), and from a pipe.
+ *  binpage: text with NULs at both sides of a page boundary past 4 MiB,
+ *           and "needle" across the next one;
+ *  binrand: 6 MiB of pack-like bytes, NULs everywhere;
+ *  binlate: text whose only NUL is in its last, read, slice;
+ *  binsmall: pack-like bytes under a read's size.
+ */
+static void make_binaries(void)
+{
+	size_t at;
+
+	if (binfile[0].len)
+		return;
+	while (binfile[0].len < (5u << 20))
+		gen_text(&binfile[0], 2000, 0, 8, true);
+	at = (4u << 20) + 3 * 4096;
+	binfile[0].p[at - 1] = '\0';
+	binfile[0].p[at] = '\0';
+	memcpy(binfile[0].p + at + 4096 - 3, "needle", 6);
+	gen_packlike(&binfile[1], 6u << 20);
+	while (binfile[2].len < (4u << 20) + 200000)
+		gen_text(&binfile[2], 2000, 0, 8, true);
+	binfile[2].p[binfile[2].len - 1000] = '\0';
+	gen_packlike(&binfile[3], 50000);
+	for (at = 0; at < 4; at++)
+		write_file(binnames[at], binfile[at].p, binfile[at].len);
+}
+
+static void test_binary_files(void **st)
+{
+	static const char *const opts[] = {
+		"",	    "-c",	"-o",	 "-a -c",
+		"-a -o -b", "-c -v",	"-n",	 "-l",
+		"-L",	    "-m 3 -c",	"-I -c", "--binary-files=without-match",
+		"-v",	    "-b -o -a", "-c -i", "-q",
+	};
+	unsigned long before = n_invocations, diffs = 0;
+	size_t o, f, how;
+
+	(void)st;
+	make_binaries();
+	for (o = 0; o < sizeof(opts) / sizeof(*opts); o++) {
+		char combo[80];
+
+		snprintf(combo, sizeof(combo), "%s (binary)", opts[o]);
+		n_combos++;
+		for (f = 0; f < 4; f++)
+			for (how = 0; how < 3; how += sanitized ? 2 : 1) {
+				struct inv v = { 0 };
+
+				/* a pipe's reads split where grep's may not:
+				 * only files binary from their first bytes
+				 * (a documented difference) */
+				if (how == 2 && (f == 0 || f == 2))
+					continue;
+				split_opts(&v, opts[o]);
+				inv_own(&v, strdup(f == 1 && how ? "foo" :
+								   "needle"));
+				if (how == 2) {
+					/* a pipe: read, never mapped */
+					v.use_stdin = true;
+					v.stdin_data = binfile[f].p;
+					v.stdin_len = binfile[f].len;
+				} else {
+					inv_add(&v, binnames[f]);
+					/* two files: read, by two workers */
+					if (how == 1)
+						inv_add(&v,
+							binnames[(f + 1) % 4]);
+				}
+				if (!compare(combo, &v,
+					     how == 1 ?
+						     variants[NVARIANTS - 1] :
+						     NULL))
+					diffs++;
+				inv_free(&v);
+			}
+	}
+	printf("# binary files (mapped, read, piped; -z is not supported): "
+	       "%lu invocations\n",
+	       n_invocations - before);
+	assert_no_diffs(diffs);
+}
+
+/* Minor page faults of @argv (run in work with no input or output): the
+ * growth of the waited children's count. */
+static long child_minflt(char *const argv[])
+{
+	struct rusage before, after;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &before), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(null, 2) < 0 || chdir(work))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &after), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
+	return after.ru_minflt - before.ru_minflt;
+}
+
+/*
+ * A binary file's pages are never written: its NULs end lines where they
+ * are.  Rewriting them in a private mapping copied every page (a fault
+ * each); the 6 MiB pack-like file may now cost no more than a quarter of
+ * that over what the 5 MiB text file "big" costs (both searched alone, so
+ * both mapped at first; sanitizers fault on their shadow memory alike).
+ */
+static void test_binary_not_copied(void **st)
+{
+	char *bin[] = { tsgrep_path, "-c", "needle", "binrand", NULL };
+	char *text[] = { tsgrep_path, "-c", "needle", "big", NULL };
+	long pages, base, faults;
+
+	(void)st;
+	make_binaries();
+	pages = (long)(binfile[1].len / 4096);
+	base = child_minflt(text);
+	faults = child_minflt(bin);
+	n_invocations += 2;
+	printf("# page faults: %ld on a %ld-page binary file, %ld on a 5 MiB "
+	       "text file\n",
+	       faults, pages, base);
+	assert_true(faults - base < pages / 4);
+}
+
+static int cmp_dirent(const void *a, const void *b)
+{
+	return strcmp((*(const struct dirent *const *)a)->d_name,
+		      (*(const struct dirent *const *)b)->d_name);
+}
+
+/* The files under @rel in tsgrep -r's order: depth first, sorted by
+ * name (byte order); regular files only. */
+static void expected_order(const char *rel, struct buf *out)
+{
+	char path[8800], child[4400];
+	struct dirent **names;
+	struct stat sb;
+	int n, i;
+
+	snprintf(path, sizeof(path), "%s/%s", work, rel);
+	n = scandir(path, &names, NULL, NULL);
+	assert_true(n >= 0);
+	qsort(names, (size_t)n, sizeof(*names), cmp_dirent);
+	for (i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+
+		if (strcmp(name, ".") && strcmp(name, "..")) {
+			snprintf(child, sizeof(child), "%s/%s", rel, name);
+			snprintf(path, sizeof(path), "%s/%s", work, child);
+			assert_int_equal(lstat(path, &sb), 0);
+			if (S_ISDIR(sb.st_mode)) {
+				expected_order(child, out);
+			} else if (S_ISREG(sb.st_mode)) {
+				buf_adds(out, child);
+				buf_adds(out, "\n");
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+/*
+ * A tree read while it is searched (the walk feeds the workers): -l lists
+ * its files in sorted depth-first order, and -r output is the same with
+ * -j 1 to 4 (and grep's, as sorted lines).  Names that sort differently
+ * as bytes and in a locale, a deep chain, empty folders, a symbolic link
+ * and a FIFO (both skipped by -r).
+ */
+static void test_tree_order(void **st)
+{
+	static const char *const dirs[] = {
+		"otree",       "otree/a",
+		"otree/a-b",   "otree/a.b",
+		"otree/B",     "otree/_x",
+		"otree/a/a",   "otree/\xc3\xa9t\xc3\xa9",
+		"otree/empty",
+	};
+	static const char *const opts[] = { "-r -n", "-r -c", "-r -o -b",
+					    "-r -l", "-r -L", "-r -h -C 1" };
+	char name[256], path[4400], jobs[8];
+	struct buf expect = { 0 }, b = { 0 };
+	unsigned long before = n_invocations, diffs = 0;
+	size_t d, o, i, len;
+	int j;
+
+	(void)st;
+	for (d = 0; d < sizeof(dirs) / sizeof(*dirs); d++)
+		make_dir(dirs[d]);
+	/* a chain of 40 folders */
+	len = (size_t)snprintf(name, sizeof(name), "otree/deep");
+	for (i = 0; i < 40; i++) {
+		make_dir(name);
+		snprintf(path, sizeof(path), "%s/f", name);
+		b.len = 0;
+		gen_text(&b, 3, 0, 0, true);
+		buf_adds(&b, "needle\n");
+		write_file(path, b.p, b.len);
+		len += (size_t)snprintf(name + len, sizeof(name) - len, "/d");
+	}
+	for (i = 0; i < 300; i++) {
+		static const char *const stems[] = { "f",  "F",	 "f-",
+						     "f.", "f_", "\xc3\xa9" };
+
+		snprintf(name, sizeof(name), "%s/%s%zu",
+			 dirs[i % (sizeof(dirs) / sizeof(*dirs) - 1)],
+			 stems[i % 6], i * 7919 % 1000);
+		b.len = 0;
+		gen_text(&b, rng_below(&rng, 20), 0, 10, i % 3);
+		if (i % 7)
+			buf_adds(&b, "a needle here\n");
+		if (i % 50 == 3)
+			buf_add(&b, "needle\0bin\n", 11);
+		write_file(name, b.p, b.len);
+	}
+	snprintf(path, sizeof(path), "%s/otree/link", work);
+	assert_int_equal(symlink("a", path), 0);
+	snprintf(path, sizeof(path), "%s/otree/fifo", work);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	expected_order("otree", &expect);
+
+	for (j = 1; j <= 4; j++) {
+		char *argv[] = { tsgrep_path, "-j",   jobs,    "-r",
+				 "-L",	      "zzqq", "otree", NULL };
+		struct child_result r;
+
+		snprintf(jobs, sizeof(jobs), "%d", j);
+		run_prog(argv, NULL, NULL, NULL, &r);
+		n_invocations++;
+		if (r.outlen != expect.len ||
+		    memcmp(r.out, expect.p, r.outlen)) {
+			printf("# DIFFERENCE [tree order]: tsgrep -j %d -r -L "
+			       "zzqq otree: not in sorted depth-first order\n",
+			       j);
+			show_bytes("expected", expect.p, expect.len, 0);
+			show_bytes("tsgrep  ", r.out, r.outlen, 0);
+			diffs++;
+		}
+		child_result_free(&r);
+	}
+	for (o = 0; o < sizeof(opts) / sizeof(*opts); o++) {
+		struct child_result first = { 0 };
+		char combo[64];
+
+		snprintf(combo, sizeof(combo), "%s (ordered tree)", opts[o]);
+		n_combos++;
+		for (j = 1; j <= 4; j++) {
+			const char *extra[] = { "-j", jobs, NULL };
+			char *targv[16] = { tsgrep_path, "-j", jobs };
+			struct inv v = { 0 };
+			struct child_result r;
+			int n = 3, k;
+
+			snprintf(jobs, sizeof(jobs), "%d", j);
+			split_opts(&v, opts[o]);
+			inv_add(&v, "needle");
+			inv_add(&v, "otree");
+			v.sort = true;
+			if (!compare(combo, &v, extra))
+				diffs++;
+			/* and byte for byte the same as -j 1 */
+			for (k = 0; k < v.argc; k++)
+				targv[n++] = v.argv[k];
+			targv[n] = NULL;
+			run_prog(targv, NULL, NULL, NULL, &r);
+			n_invocations++;
+			if (j == 1) {
+				first = r;
+			} else {
+				if (r.outlen != first.outlen ||
+				    memcmp(r.out, first.out, r.outlen)) {
+					printf("# DIFFERENCE [tree order]: "
+					       "tsgrep -j %d %s differs from "
+					       "-j 1\n",
+					       j, opts[o]);
+					diffs++;
+				}
+				child_result_free(&r);
+			}
+			inv_free(&v);
+		}
+		child_result_free(&first);
+	}
+	free(expect.p);
+	free(b.p);
+	printf("# ordered tree (-j 1 to 4): %lu invocations\n",
+	       n_invocations - before);
+	assert_no_diffs(diffs);
+}
+
+/* Read what @fd has within @ms milliseconds into @b. */
+static void read_for(int fd, struct buf *b, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char chunk[4096];
+	ssize_t n;
+
+	while (poll(&pfd, 1, ms) > 0) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n <= 0)
+			break;
+		buf_add(b, chunk, (size_t)n);
+		ms = 50; /* the rest of what is there */
+	}
+}
+
+/*
+ * Output is buffered across files (written when the buffer is full, at
+ * the end, before a message), yet a reader of tsgrep's output never waits
+ * for a line tsgrep holds while tsgrep itself waits for input: each
+ * selected line of a pipe arrives before the next input is written, with
+ * or without --line-buffered.  Then the order of stdout and stderr in one
+ * file is grep's around a missing file.
+ */
+static void test_buffered_output(void **st)
+{
+	static const char *const lines[] = { "a needle\n", "no\n",
+					     "needle two\n", "x" };
+	unsigned long diffs = 0;
+	int lb;
+
+	(void)st;
+	for (lb = 0; lb < 2; lb++) {
+		char *argv[] = { tsgrep_path, lb ? "--line-buffered" : "-n",
+				 "needle", NULL };
+		int in[2], out[2], status;
+		struct buf got = { 0 };
+		size_t i;
+		pid_t pid;
+
+		assert_int_equal(pipe(in), 0);
+		assert_int_equal(pipe(out), 0);
+		fflush(stdout);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+				_exit(126);
+			close(in[1]);
+			close(out[0]);
+			execv(argv[0], argv);
+			_exit(127);
+		}
+		close(in[0]);
+		close(out[1]);
+		for (i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+			size_t had = got.len;
+
+			assert_int_equal(write(in[1], lines[i],
+					       strlen(lines[i])),
+					 (ssize_t)strlen(lines[i]));
+			if (!strstr(lines[i], "needle"))
+				continue;
+			/* tsgrep now waits for input: the line is out */
+			read_for(out[0], &got, 10000);
+			if (got.len == had) {
+				printf("# DIFFERENCE [buffering]: %s: \"%.*s\" "
+				       "was not written before tsgrep waited "
+				       "for more input\n",
+				       argv[1], (int)strlen(lines[i]) - 1,
+				       lines[i]);
+				diffs++;
+			}
+		}
+		close(in[1]);
+		read_for(out[0], &got, 10000);
+		close(out[0]);
+		while (waitpid(pid, &status, 0) < 0)
+			assert_int_equal(errno, EINTR);
+		n_invocations++;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+		    strcmp(got.p ? got.p : "",
+			   lb ? "a needle\nneedle two\n" :
+				"1:a needle\n3:needle two\n")) {
+			printf("# DIFFERENCE [buffering]: %s: status %d, "
+			       "output \"%.100s\"\n",
+			       argv[1], status, got.p ? got.p : "");
+			diffs++;
+		}
+		free(got.p);
+	}
+	{
+		/* stdout and stderr into one file: grep's order */
+		char tcmd[4400], *cmd[2] = { "grep -F -c foo t0 missing t1 "
+					     "many 2>&1",
+					     tcmd };
+		struct child_result g, t;
+		char *a, *b;
+		size_t i;
+
+		snprintf(tcmd, sizeof(tcmd),
+			 "'%s' -c foo t0 missing t1 many 2>&1 | "
+			 "sed 's/^tsgrep:/grep:/'",
+			 tsgrep_path);
+		for (i = 0; i < 2; i++) {
+			char *argv[] = { "sh", "-c", cmd[i], NULL };
+
+			run_prog(argv, NULL, NULL, NULL, i ? &t : &g);
+		}
+		n_invocations += 2;
+		a = g.out;
+		b = t.out;
+		if (strcmp(a, b)) {
+			printf("# DIFFERENCE [buffering]: stdout and stderr "
+			       "interleave differently:\n#   grep "
+			       "\"%.200s\"\n#   tsgrep \"%.200s\"\n",
+			       a, b);
+			diffs++;
+		}
+		child_result_free(&g);
+		child_result_free(&t);
+	}
+	printf("# buffered output: pipes with and without --line-buffered, "
+	       "stdout and stderr in order\n");
+	assert_no_diffs(diffs);
+}
+
 /* Fixed cases: edge patterns, errors that grep also has. */
 static void test_fixed_cases(void **st)
 {
@@ -2116,6 +2576,10 @@ int main(void)
 		cmocka_unit_test(test_mapped_files),
 		cmocka_unit_test(test_mapped_file_shrinks),
 		cmocka_unit_test(test_mapped_file_grows),
+		cmocka_unit_test(test_binary_files),
+		cmocka_unit_test(test_binary_not_copied),
+		cmocka_unit_test(test_tree_order),
+		cmocka_unit_test(test_buffered_output),
 		cmocka_unit_test(test_fixed_cases),
 		cmocka_unit_test(test_count_arguments),
 		cmocka_unit_test(test_bad_tsgrep_options),

@@ -45,6 +45,9 @@ struct engine {
 	const char *label; /* for messages and --json */
 	int fd;
 	int seekable;
+	int regular;		     /* a regular file: reads never wait */
+	struct tsg_scratch *scratch; /* the worker's buffer, which buf is
+				       when the file is read */
 	unsigned char *buf;
 	size_t cap, len;
 	size_t pos;    /* where the unsearched lines start */
@@ -70,6 +73,14 @@ struct engine {
 	int mapped, shrunk;
 	size_t map_off; /* bytes of the mapping given to the engine */
 };
+
+/* Whether @ch ends a line: a newline, or a NUL in a binary file (as in
+ * grep, which rewrites NULs to newlines in its own buffer; tsgrep's may
+ * be the file's mapped pages, which are never written). */
+static inline bool is_eol(const struct engine *eng, unsigned char ch)
+{
+	return ch == '\n' || (!ch && eng->binary);
+}
 
 /* ---- search.c ---- */
 

@@ -3,45 +3,56 @@
  *
  * Workers take files in list order; what each file prints goes through
  * its output in the run's order (order.c), which keeps argument order.
+ * The list grows as the walk goes (walk.c): a worker that finds no file
+ * published takes the walk's lock and walks on, so directories are read
+ * while the other workers search, and a single worker walks just ahead of
+ * its own search.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tsgrep.h"
 
-struct tsg_job {
-	struct tsg_file *file;
-	long long nsel;
-	int err;
-	struct tsg_file_stats stats;
-};
-
 struct job_queue {
 	const struct tsg_cfg *cfg;
-	struct tsg_job *jobs;
-	size_t count;
-	atomic_size_t next;
+	struct tsg_filelist *list;
+	atomic_size_t next; /* the next file to take */
 	struct tsg_order order;
+	struct tsg_walk *walk;
+	pthread_mutex_t walk_lock;
+	atomic_bool walk_done;
 };
 
-static void run_file(struct job_queue *queue, size_t idx)
+static void run_file(struct job_queue *queue, struct tsg_file *file,
+		     struct tsg_scratch *scratch)
 {
 	const struct tsg_cfg *cfg = queue->cfg;
-	struct tsg_job *job = &queue->jobs[idx];
-	struct tsg_file *file = job->file;
-	struct tsg_out *out = &queue->order.outs[idx];
+	struct tsg_out *out = &file->out;
+	struct tsg_input in;
+	struct stat st;
 	long long nsel = 0;
 	int fd;
 
+	out->order = &queue->order;
 	if (order_quit_before(out))
 		goto out; /* grep -q would have exited before this file */
+	if (file->is_loop) {
+		if (!cfg->no_messages)
+			out_error(out,
+				  TSG_PROG ": %s: warning: recursive "
+					   "directory loop\n",
+				  file->display);
+		goto out;
+	}
 	if (file->error) {
-		job->err = 1;
+		file->err = 1;
 		if (!cfg->no_messages)
 			out_error(out, TSG_PROG ": %s: %s\n", file->display,
 				  strerror(file->error));
@@ -50,25 +61,31 @@ static void run_file(struct job_queue *queue, size_t idx)
 	/* A directory without -r is opened and read like any file: the
 	 * read fails with EISDIR, and, as with grep, -c still prints 0 and
 	 * -L still lists it. */
-	fd = strcmp(file->path, "-") ? open(file->path, O_RDONLY | O_NOCTTY) :
-				       0;
+	fd = 0;
+	if (strcmp(file->path, "-"))
+		fd = open(file->path, O_RDONLY | O_NOCTTY);
+	else
+		order_wait_turn(out);
 	if (fd < 0) {
-		job->err = 1;
+		file->err = 1;
 		if (!cfg->no_messages)
 			out_error(out, TSG_PROG ": %s: %s\n", file->display,
 				  strerror(errno));
 		goto out;
 	}
-	job->stats.bytes = 0;
-	nsel = search_fd(cfg, out, fd, file->display, file->show_name,
-			 &job->stats);
+	in.fd = fd;
+	in.st = fstat(fd, &st) ? NULL : &st;
+	in.at_start = fd != 0;
+	in.name = file->display;
+	in.show_name = file->show_name;
+	nsel = search_fd(cfg, out, &in, scratch, &file->stats);
 	if (fd)
 		close(fd);
 	if (nsel < 0) {
-		job->err = 1;
+		file->err = 1;
 		nsel = 0;
 	}
-	job->nsel = nsel;
+	file->nsel = nsel;
 	/* grep -q exits at the first match: later files are not searched
 	 * and their messages never printed */
 	if (cfg->quiet && nsel > 0)
@@ -83,41 +100,68 @@ out:
 	order_finish(out);
 }
 
+/* The index of the next file to search, walking on while none is
+ * published; false when all are taken. */
+static bool take_file(struct job_queue *queue, size_t *idx)
+{
+	size_t next, published;
+
+	for (;;) {
+		next = atomic_load(&queue->next);
+		published = atomic_load_explicit(&queue->list->n,
+						 memory_order_acquire);
+		if (next < published) {
+			if (atomic_compare_exchange_weak(&queue->next, &next,
+							 next + 1)) {
+				*idx = next;
+				return true;
+			}
+			continue;
+		}
+		if (atomic_load(&queue->walk_done))
+			return false;
+		pthread_mutex_lock(&queue->walk_lock);
+		/* another worker may have walked meanwhile */
+		if (!atomic_load(&queue->walk_done) &&
+		    atomic_load(&queue->next) >=
+			    atomic_load_explicit(&queue->list->n,
+						 memory_order_acquire) &&
+		    !walk_more(queue->walk))
+			atomic_store(&queue->walk_done, true);
+		pthread_mutex_unlock(&queue->walk_lock);
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct job_queue *queue = arg;
+	struct tsg_scratch scratch = { NULL, 0, NULL };
 	size_t idx;
 
-	for (;;) {
-		idx = atomic_fetch_add(&queue->next, 1);
-		if (idx >= queue->count)
-			break;
-		run_file(queue, idx);
-	}
+	while (take_file(queue, &idx))
+		run_file(queue, filelist_at(queue->list, idx), &scratch);
+	free(scratch.buf);
+	free(scratch.cache);
 	return NULL;
 }
 
 void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
-	      struct tsg_result *res)
+	      struct tsg_walk *walk, struct tsg_result *res)
 {
 	struct job_queue queue;
 	pthread_t *threads = NULL;
-	size_t nthreads, started = 0, i;
+	size_t nthreads, started = 0, count, quit_at, i;
+	struct tsg_file *file;
 
 	memset(&queue, 0, sizeof(queue));
 	queue.cfg = cfg;
-	queue.count = list->n;
-	queue.jobs = calloc(list->n ? list->n : 1, sizeof(*queue.jobs));
-	if (!queue.jobs || order_init(&queue.order, cfg, list->n)) {
-		out_write_fd(2, TSG_PROG ": out of memory\n", 23);
-		exit(2);
-	}
+	queue.list = list;
+	queue.walk = walk;
 	atomic_init(&queue.next, 0);
-	for (i = 0; i < list->n; i++)
-		queue.jobs[i].file = &list->v[i];
+	atomic_init(&queue.walk_done, false);
+	pthread_mutex_init(&queue.walk_lock, NULL);
+	order_init(&queue.order, cfg, list);
 	nthreads = cfg->jobs > 0 ? (size_t)cfg->jobs : 1;
-	if (nthreads > list->n)
-		nthreads = list->n;
 	if (nthreads > 1) {
 		threads = calloc(nthreads - 1, sizeof(*threads));
 		for (i = 0; threads && i + 1 < nthreads; i++) {
@@ -130,19 +174,21 @@ void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
-	for (i = 0; i < list->n; i++) {
-		struct tsg_job *job = &queue.jobs[i];
-
-		if (job->nsel > 0)
+	out_flush_stdout();
+	count = atomic_load(&list->n);
+	quit_at = atomic_load(&queue.order.quit_at);
+	for (i = 0; i < count; i++) {
+		file = filelist_at(list, i);
+		if (file->nsel > 0)
 			res->any_selected = 1;
-		if (job->err && i < atomic_load(&queue.order.quit_at))
+		if (file->err && i < quit_at)
 			res->any_error = 1;
-		res->bytes += job->stats.bytes;
-		res->lines += job->stats.lines;
-		res->matches += job->stats.matches;
-		if (!job->err)
+		res->bytes += file->stats.bytes;
+		res->lines += file->stats.lines;
+		res->matches += file->stats.matches;
+		if (!file->err && !file->is_loop)
 			res->files++;
 	}
 	order_destroy(&queue.order);
-	free(queue.jobs);
+	pthread_mutex_destroy(&queue.walk_lock);
 }

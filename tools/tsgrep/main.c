@@ -12,6 +12,9 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -795,14 +798,11 @@ static int is_utf8_locale(void)
 static void settle_output(struct options *opts)
 {
 	struct tsg_cfg *cfg = opts->cfg;
-	struct stat st;
 	const char *term;
-	int out_regular, in_stream;
 
-	out_regular = !fstat(1, &st) && S_ISREG(st.st_mode);
-	in_stream = !fstat(0, &st) &&
-		    (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
-	cfg->line_flush = opts->line_buffered || !out_regular || in_stream;
+	/* as grep's stdio: lines go out one by one to a terminal, in blocks
+	 * elsewhere (and before waiting for input: search.c) */
+	cfg->line_flush = opts->line_buffered || isatty(1);
 	if (opts->color_when == 2) {
 		term = getenv("TERM");
 		cfg->color = isatty(1) && term && strcmp(term, "dumb");
@@ -846,28 +846,29 @@ static void free_all(struct tsg_cfg *cfg, struct options *opts,
 {
 	size_t i;
 
+	if (files)
+		filelist_free(files);
+
 	for (i = 0; i < cfg->npats; i++)
 		textsearch_destroy(cfg->pats[i].conf);
 	free(cfg->pats);
 	for (i = 0; i < opts->pats.n; i++)
 		free(opts->pats.v[i].p);
 	free(opts->pats.v);
-	for (i = 0; i < files->n; i++) {
-		free(files->v[i].path);
-		free(files->v[i].display);
-	}
-	free(files->v);
 }
 
 int main(int argc, char **argv)
 {
+	static char dot_name[] = ".", dash_name[] = "-";
+	char *dot[] = { dot_name, NULL }, *dash[] = { dash_name, NULL };
 	struct tsg_filelist files;
+	struct tsg_walk *walk;
 	struct options opts;
 	struct tsg_result res;
 	struct timespec start, end;
 	struct tsg_cfg cfg;
 	char **ops;
-	int nops, i;
+	int nops;
 	long ncpu;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -883,6 +884,13 @@ int main(int argc, char **argv)
 	opts.context = -1;
 	setlocale(LC_ALL, "");
 	plugin_path_fallback();
+#ifdef __GLIBC__
+	/* every file allocates and frees a little: a heap given back to the
+	 * system after each one costs page faults (and, with -j, TLB
+	 * shootdowns) when the next one takes it again */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_TOP_PAD, 1 << 20);
+#endif
 
 	nops = parse_args(&opts, argc, argv);
 	if (opts.context >= 0) {
@@ -905,25 +913,30 @@ int main(int argc, char **argv)
 		die("-i cannot be used with --fsm (the fsm algorithm does not "
 		    "support TS_IGNORECASE)");
 	compile(&opts);
-	memset(&files, 0, sizeof(files));
 	if (cfg.max_count == 0 && cfg.list != TSG_LIST_NONMATCHING) {
 		/* grep -m 0 reads and prints nothing (but -L) */
-		free_all(&cfg, &opts, &files);
+		free_all(&cfg, &opts, NULL);
 		return 1;
 	}
 	settle_output(&opts);
 
 	if (cfg.with_fname == -1 && nops > 1)
 		cfg.with_fname = 1;
-	if (!nops)
-		walk_operand(&cfg, &files, cfg.recursive ? "." : "-",
-			     cfg.recursive);
-	for (i = 0; i < nops; i++)
-		walk_operand(&cfg, &files, ops[i], 0);
+	if (!nops) {
+		ops = cfg.recursive ? dot : dash;
+		nops = 1;
+	}
+	cfg.map_files = !cfg.recursive && nops == 1;
+	/* more workers than operands would have nothing to do */
+	if (!cfg.recursive && cfg.jobs > nops)
+		cfg.jobs = nops;
+	filelist_init(&files);
+	walk = walk_start(&cfg, &files, ops, nops, ops == dot && cfg.recursive);
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	memset(&res, 0, sizeof(res));
-	run_jobs(&cfg, &files, &res);
+	run_jobs(&cfg, &files, walk, &res);
+	walk_free(walk);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (cfg.stats)
 		print_stats(&res, &start, &end);

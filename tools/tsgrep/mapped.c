@@ -1,12 +1,13 @@
 /*
- * mapped.c - regular files are mapped instead of read: read() copies every
- * byte out of the page cache, and that copy cost tsgrep more than the
- * search itself.
+ * mapped.c - a big regular file searched alone is mapped instead of read:
+ * read() copies every byte out of the page cache.  With many files (-r)
+ * files are read (cfg->map_files): mapping and unmapping each, and with -j
+ * the TLB shootdowns between the workers, cost more than the copy.
  *
  * Memory stays bounded: the pages behind the engine are dropped from the
  * mapping as it moves on (they stay in the page cache).  The mapping is
- * private and writable because binary files get their NULs rewritten to
- * newlines in place; those pages are copied on write.
+ * read-only: a binary file's NULs end lines where they are (is_eol() in
+ * engine.h), so no page is ever copied on write.
  *
  * A file that shrinks while mapped would raise SIGBUS on the pages past its
  * new end.  The handler maps a page of zeros over the faulting page, so the
@@ -47,8 +48,7 @@ static void on_sigbus(int sig, siginfo_t *info, void *ctx)
 
 	(void)ctx;
 	if (info->si_code == BUS_ADRERR)
-		zeros = mmap((void *)page, (size_t)page_size,
-			     PROT_READ | PROT_WRITE,
+		zeros = mmap((void *)page, (size_t)page_size, PROT_READ,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (zeros == MAP_FAILED) {
 		/* not ours to repair: die of it as if unhandled */
@@ -73,28 +73,28 @@ static void install_handler(void)
 	handler_ok = sigaction(SIGBUS, &action, NULL) == 0;
 }
 
-int tsg_map_open(struct tsg_map *map, int fd)
+int tsg_map_open(struct tsg_map *map, int fd, const struct stat *st,
+		 int at_start)
 {
-	struct stat st;
 	void *base;
 
 	memset(map, 0, sizeof(*map));
 	/* only whole regular files read from their start: a descriptor at
 	 * another offset (a shell's `<` after a previous reader) is read */
-	if (fd == STDIN_FILENO || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < MAP_MIN_SIZE ||
-	    (uint64_t)st.st_size > SIZE_MAX || lseek(fd, 0, SEEK_CUR) != 0)
+	if (fd == STDIN_FILENO || !st || !S_ISREG(st->st_mode) ||
+	    (uint64_t)st->st_size < MAP_MIN_SIZE ||
+	    (uint64_t)st->st_size > SIZE_MAX ||
+	    (!at_start && lseek(fd, 0, SEEK_CUR) != 0))
 		return 0;
 	pthread_once(&handler_once, install_handler);
 	if (!handler_ok)
 		return 0;
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE, fd, 0);
+	base = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (base == MAP_FAILED)
 		return 0;
-	(void)madvise(base, (size_t)st.st_size, MADV_SEQUENTIAL);
+	(void)madvise(base, (size_t)st->st_size, MADV_SEQUENTIAL);
 	map->base = base;
-	map->size = (size_t)st.st_size;
+	map->size = (size_t)st->st_size;
 	map->fd = fd;
 	map->faults_seen = atomic_load(&bus_faults);
 	return 1;

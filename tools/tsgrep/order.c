@@ -20,32 +20,22 @@
 
 #define ORDER_BUFFER_MAX (1024 * 1024)
 
-int order_init(struct tsg_order *order, const struct tsg_cfg *cfg, size_t count)
+void order_init(struct tsg_order *order, const struct tsg_cfg *cfg,
+		struct tsg_filelist *list)
 {
-	size_t i;
-
 	memset(order, 0, sizeof(*order));
-	order->outs = calloc(count ? count : 1, sizeof(*order->outs));
-	if (!order->outs)
-		return -1;
 	order->cfg = cfg;
-	order->count = count;
+	order->list = list;
 	atomic_init(&order->head, 0);
 	atomic_init(&order->quit_at, SIZE_MAX);
 	pthread_mutex_init(&order->lock, NULL);
 	pthread_cond_init(&order->head_moved, NULL);
-	for (i = 0; i < count; i++) {
-		order->outs[i].order = order;
-		order->outs[i].idx = i;
-	}
-	return 0;
 }
 
 void order_destroy(struct tsg_order *order)
 {
 	pthread_mutex_destroy(&order->lock);
 	pthread_cond_destroy(&order->head_moved);
-	free(order->outs);
 }
 
 /* Under the lock, with every earlier file done and written. */
@@ -74,6 +64,8 @@ static void become_direct(struct tsg_order *order, struct tsg_out *out)
 	out->lead_sep = 0;
 	out_drain(out);
 	out->direct = 1;
+	if (order->cfg->line_flush)
+		out_flush_stdout();
 }
 
 void order_output_point(struct tsg_out *out)
@@ -90,6 +82,16 @@ void order_output_point(struct tsg_out *out)
 	while (atomic_load(&order->head) != out->idx)
 		pthread_cond_wait(&order->head_moved, &order->lock);
 	become_direct(order, out);
+	pthread_mutex_unlock(&order->lock);
+}
+
+void order_wait_turn(struct tsg_out *out)
+{
+	struct tsg_order *order = out->order;
+
+	pthread_mutex_lock(&order->lock);
+	while (atomic_load(&order->head) != out->idx)
+		pthread_cond_wait(&order->head_moved, &order->lock);
 	pthread_mutex_unlock(&order->lock);
 }
 
@@ -118,15 +120,19 @@ void order_lead_sep(struct tsg_out *out, const struct tsg_cfg *cfg)
 void order_finish(struct tsg_out *out)
 {
 	struct tsg_order *order = out->order;
-	size_t head;
+	struct tsg_out *next;
+	size_t head, count;
 
 	pthread_mutex_lock(&order->lock);
 	out->done = 1;
 	if (atomic_load(&order->head) == out->idx) {
+		/* files not yet published are not done: head stops there */
+		count = atomic_load_explicit(&order->list->n,
+					     memory_order_acquire);
 		for (head = out->idx;
-		     head < order->count && order->outs[head].done; head++) {
-			struct tsg_out *next = &order->outs[head];
-
+		     head < count &&
+		     (next = &filelist_at(order->list, head)->out)->done;
+		     head++) {
 			if (!next->direct)
 				become_direct(order, next);
 			else
@@ -134,6 +140,8 @@ void order_finish(struct tsg_out *out)
 			order->used |= next->used;
 			out_free(next);
 		}
+		if (order->cfg->line_flush)
+			out_flush_stdout();
 		atomic_store(&order->head, head);
 		pthread_cond_broadcast(&order->head_moved);
 	}

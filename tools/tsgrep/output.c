@@ -1,10 +1,16 @@
 /*
  * output.c - tsgrep's output: per-file buffers, line heads, GREP_COLORS.
  *
- * stdout is written with write(2) through each file's own buffer, never
- * stdio: a worker thread owns its buffer, and only the file that is "head"
- * (the oldest unfinished one, see order.c) may write to the descriptor, so
- * no lock is needed on the hot path and output keeps argument order.
+ * stdout is written with write(2), never stdio.  A file that may not
+ * write yet buffers in its own output; the file that is "head" (the
+ * oldest unfinished one, see order.c) appends to one stdout buffer shared
+ * by the whole run, so that small results of many files go out in few
+ * writes, as grep's stdio buffer does.  Only the head touches that buffer
+ * (the head changes under the order's lock), so no lock is needed on the
+ * hot path and output keeps argument order.  It is written when full, at
+ * the end, before a message to stderr (whose order with stdout is kept),
+ * after every line with --line-buffered or a terminal on stdout, and
+ * before the search waits for more input from a pipe or terminal.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +22,11 @@
 #include "tsgrep.h"
 
 #define OUT_DIRECT_FLUSH (64 * 1024)
+
+static struct {
+	char *buf;
+	size_t len;
+} stdout_buf;
 
 /* A full disk, say (a closed pipe kills us with SIGPIPE first, as it does
  * grep): report, exit 2. */
@@ -56,7 +67,7 @@ static void out_grow(struct tsg_out *out, size_t need)
 
 	if (out->cap - out->len >= need)
 		return;
-	cap = out->cap ? out->cap : 4096;
+	cap = out->cap ? out->cap : 1024;
 	while (cap - out->len < need)
 		cap *= 2;
 	buf = realloc(out->buf, cap);
@@ -68,24 +79,45 @@ static void out_grow(struct tsg_out *out, size_t need)
 	out->cap = cap;
 }
 
-static void out_flush_direct(struct tsg_out *out)
+void out_flush_stdout(void)
 {
-	if (out->len) {
-		out_write_fd(1, out->buf, out->len);
-		out->len = 0;
+	if (stdout_buf.len) {
+		out_write_fd(1, stdout_buf.buf, stdout_buf.len);
+		stdout_buf.len = 0;
 	}
+}
+
+static void stdout_put(const void *data, size_t len)
+{
+	if (stdout_buf.len + len > OUT_DIRECT_FLUSH) {
+		out_flush_stdout();
+		if (len > OUT_DIRECT_FLUSH) {
+			out_write_fd(1, data, len);
+			return;
+		}
+	}
+	if (!stdout_buf.buf) {
+		stdout_buf.buf = malloc(OUT_DIRECT_FLUSH);
+		if (!stdout_buf.buf) {
+			out_write_fd(2, TSG_PROG ": out of memory\n", 23);
+			_exit(2);
+		}
+	}
+	memcpy(stdout_buf.buf + stdout_buf.len, data, len);
+	stdout_buf.len += len;
 }
 
 void out_put(struct tsg_out *out, const void *data, size_t len)
 {
 	if (!len)
 		return; /* data may be NULL then, which memcpy does not allow */
-	if (out->direct && out->len + len > OUT_DIRECT_FLUSH) {
-		out_flush_direct(out);
-		if (len > OUT_DIRECT_FLUSH) {
-			out_write_fd(1, data, len);
-			return;
-		}
+	/* a file whose turn has come writes to stdout from its first byte,
+	 * instead of buffering what it prints before its first line end */
+	if (!out->direct && !out->len && out->order)
+		order_output_point(out);
+	if (out->direct) {
+		stdout_put(data, len);
+		return;
 	}
 	out_grow(out, len);
 	memcpy(out->buf + out->len, data, len);
@@ -107,7 +139,7 @@ void out_eol(const struct tsg_cfg *cfg, struct tsg_out *out)
 	if (!out->direct)
 		order_output_point(out);
 	if (out->direct && cfg->line_flush)
-		out_flush_direct(out);
+		out_flush_stdout();
 }
 
 void out_error(struct tsg_out *out, const char *fmt, ...)
@@ -127,7 +159,7 @@ void out_error(struct tsg_out *out, const char *fmt, ...)
 		len = sizeof(buf) - 1;
 	if (out->direct) {
 		/* keep stdout and stderr in the order they were produced */
-		out_flush_direct(out);
+		out_flush_stdout();
 		out_write_fd(2, buf, (size_t)len);
 		return;
 	}
@@ -155,15 +187,16 @@ void out_drain(struct tsg_out *out)
 	for (i = 0; i < out->nmsgs; i++) {
 		msg = &out->msgs[i];
 		if (msg->at > done) {
-			out_write_fd(1, out->buf + done, msg->at - done);
+			stdout_put(out->buf + done, msg->at - done);
 			done = msg->at;
 		}
+		out_flush_stdout();
 		out_write_fd(2, msg->text, strlen(msg->text));
 		free(msg->text);
 	}
 	out->nmsgs = 0;
 	if (out->len > done)
-		out_write_fd(1, out->buf + done, out->len - done);
+		stdout_put(out->buf + done, out->len - done);
 	out->len = 0;
 }
 

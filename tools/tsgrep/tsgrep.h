@@ -18,8 +18,10 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include <textsearch.h>
 
@@ -85,6 +87,10 @@ struct tsg_cfg {
 	int utf8;	/* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
 	int line_flush; /* flush after every output line */
+	/* big files may be mapped: only in a run of one file, as ripgrep
+	 * does; with many, the mappings' setup and teardown (and, with -j,
+	 * the TLB shootdowns between workers) cost more than reads */
+	int map_files;
 };
 
 /* ---- output (output.c) ---- */
@@ -121,6 +127,9 @@ void out_error(struct tsg_out *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Write everything buffered to the real streams (caller owns stdout). */
 void out_drain(struct tsg_out *out);
+/* Write what the shared stdout buffer holds (by the file that may write,
+ * or once every worker is done). */
+void out_flush_stdout(void);
 void out_free(struct tsg_out *out);
 void out_write_fd(int fd, const void *data, size_t len);
 
@@ -138,11 +147,14 @@ void colors_init(struct tsg_colors *colors, const char *env);
 
 /* ---- output order (order.c) ---- */
 
-/* The files' outputs of one run, and which of them may write now. */
+struct tsg_filelist;
+
+/* The files' outputs of one run, and which of them may write now.  The
+ * list grows while the run goes on (the walk feeds it); an output is the
+ * one of its file in the list. */
 struct tsg_order {
 	const struct tsg_cfg *cfg;
-	struct tsg_out *outs; /* one per file, in argument order */
-	size_t count;
+	struct tsg_filelist *list;
 	atomic_size_t head; /* the oldest unfinished file */
 	pthread_mutex_t lock;
 	pthread_cond_t head_moved;
@@ -153,14 +165,16 @@ struct tsg_order {
 	_Atomic size_t quit_at;
 };
 
-/* 0, or -1 when out of memory. */
-int order_init(struct tsg_order *order, const struct tsg_cfg *cfg,
-	       size_t count);
+void order_init(struct tsg_order *order, const struct tsg_cfg *cfg,
+		struct tsg_filelist *list);
 void order_destroy(struct tsg_order *order);
 /* May this file write yet: called at the end of each output line, it
  * lets a buffering file write directly as soon as the files before it
  * are done, and waits while its buffer is full, which bounds memory. */
 void order_output_point(struct tsg_out *out);
+/* Wait until every earlier file is done (stdin named twice is read by
+ * one worker after the other, as grep reads it). */
+void order_wait_turn(struct tsg_out *out);
 /* The group separator before a file's first group: written if anything
  * was printed before it in argument order (decided when known). */
 void order_lead_sep(struct tsg_out *out, const struct tsg_cfg *cfg);
@@ -177,10 +191,28 @@ struct tsg_file_stats {
 	uint64_t bytes, lines, matches;
 };
 
-/* Search one open descriptor; @name is what output shows.  Returns the
- * number of selected lines, or -1 after a read error (reported). */
-long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out, int fd,
-		    const char *name, int show_name, struct tsg_file_stats *st);
+/* A worker's buffer, kept from file to file: a fresh one per file cost a
+ * heap trim and page faults every time. */
+struct tsg_scratch {
+	unsigned char *buf;
+	size_t cap;
+	struct match_cache *cache; /* one per pattern (engine.h) */
+};
+
+/* What search_fd() is told about its input. */
+struct tsg_input {
+	int fd;
+	const struct stat *st; /* fstat() of fd, NULL if it failed */
+	int at_start;	       /* tsgrep opened it: its offset is 0 */
+	const char *name;      /* what output shows */
+	int show_name;
+};
+
+/* Search one open descriptor.  Returns the number of selected lines, or
+ * -1 after a read error (reported). */
+long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
+		    const struct tsg_input *in, struct tsg_scratch *scratch,
+		    struct tsg_file_stats *st);
 
 /* ---- mapped files (mapped.c) ---- */
 
@@ -192,10 +224,12 @@ struct tsg_map {
 	unsigned long faults_seen;
 };
 
-/* Map @fd if it is a regular file worth mapping, read from its start: 1 if
- * mapped (then @map->base holds the whole file as it is now; what is
- * appended later is read), 0 to read it instead. */
-int tsg_map_open(struct tsg_map *map, int fd);
+/* Map @fd (whose fstat() is @st, and whose offset is 0 if @at_start) if
+ * it is a regular file worth mapping, read from its start: 1 if mapped
+ * (then @map->base holds the whole file as it is now; what is appended
+ * later is read), 0 to read it instead. */
+int tsg_map_open(struct tsg_map *map, int fd, const struct stat *st,
+		 int at_start);
 /* The engine no longer needs the bytes before @pos: let their pages go. */
 void tsg_map_drop_before(struct tsg_map *map, const unsigned char *pos);
 /* Whether the file shrank under the mapping (its lost pages read as
@@ -219,19 +253,48 @@ struct tsg_file {
 	int show_name;
 	int error;	  /* errno found while walking (reported in order) */
 	int is_dir_error; /* a directory given without -r */
+	int is_loop;	  /* a directory loop met by -R: a warning */
+	/* the search of it (jobs.c) */
+	struct tsg_out out;
+	long long nsel;
+	int err;
+	struct tsg_file_stats stats;
 };
+
+/* Files in blocks that never move, so that workers read the entries
+ * published so far while the walk adds more. */
+#define TSG_BLOCK_BITS 12
+#define TSG_BLOCKS 65536
 
 struct tsg_filelist {
-	struct tsg_file *v;
-	size_t n, cap;
+	struct tsg_file **blocks; /* TSG_BLOCKS of them, allocated as used */
+	atomic_size_t n;	  /* entries published */
 };
 
-void filelist_add(struct tsg_filelist *list, const char *path,
-		  const char *display, int show_name, int error);
-/* Expand one operand into @list (recursing into directories with -r, sorted
- * by name); errors are recorded in @list, reported in order. */
-void walk_operand(const struct tsg_cfg *cfg, struct tsg_filelist *list,
-		  const char *operand, int implicit_dot);
+static inline struct tsg_file *filelist_at(const struct tsg_filelist *list,
+					   size_t idx)
+{
+	return &list->blocks[idx >> TSG_BLOCK_BITS]
+			    [idx & ((1u << TSG_BLOCK_BITS) - 1)];
+}
+
+void filelist_init(struct tsg_filelist *list);
+void filelist_free(struct tsg_filelist *list);
+
+/*
+ * The walk: operands turned into files, directories (-r) read depth first
+ * with entries sorted by name, a step at a time, by whichever worker runs
+ * out of files, so that reading directories overlaps with searching.
+ */
+struct tsg_walk;
+
+struct tsg_walk *walk_start(const struct tsg_cfg *cfg,
+			    struct tsg_filelist *list, char **operands,
+			    int count, int implicit_dot);
+/* Add the next entries to the list (published as they come): false once
+ * the walk is over. */
+bool walk_more(struct tsg_walk *walk);
+void walk_free(struct tsg_walk *walk);
 
 struct tsg_result {
 	int any_selected;
@@ -240,6 +303,6 @@ struct tsg_result {
 };
 
 void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
-	      struct tsg_result *res);
+	      struct tsg_walk *walk, struct tsg_result *res);
 
 #endif
