@@ -945,29 +945,15 @@ static void test_mapped_files(void **st)
 }
 
 /*
- * A mapped file that shrinks under tsgrep: its output pipe is left full so
- * tsgrep stops early in the file, the file is cut to 1 MiB, then the pipe
- * is drained.  tsgrep must report the file, exit 2 and not die of SIGBUS.
+ * Start @argv with its stdout on a pipe the test reads (through *@out_fd,
+ * so the test decides when the child may write on) and its stderr in
+ * @errp; the child's pid.
  */
-static void test_mapped_file_shrinks(void **st)
+static pid_t start_piped(char *const argv[], const char *errp, int *out_fd)
 {
-	char path[4400], *argv[] = { tsgrep_path, "-n", "e", path, NULL };
-	char errp[4400], buf[65536];
-	int out[2], status;
-	size_t errlen, total = 0;
-	unsigned long diffs = 0;
-	struct buf b = { 0 };
-	ssize_t n;
+	int out[2];
 	pid_t pid;
-	char *err;
 
-	(void)st;
-	snprintf(path, sizeof(path), "%s/shrinks", work);
-	snprintf(errp, sizeof(errp), "%s/shrinks.err", capdir);
-	while (b.len < (16u << 20))
-		buf_adds(&b, "every line here matches the pattern e\n");
-	write_file("shrinks", b.p, b.len);
-	free(b.p);
 	assert_int_equal(pipe(out), 0);
 	fflush(stdout);
 	pid = fork();
@@ -982,19 +968,48 @@ static void test_mapped_file_shrinks(void **st)
 		_exit(127);
 	}
 	close(out[1]);
+	*out_fd = out[0];
+	return pid;
+}
+
+/*
+ * A mapped file that shrinks under tsgrep: its output pipe is left full so
+ * tsgrep stops early in the file, the file is cut to 1 MiB, then the pipe
+ * is drained.  tsgrep must report the file, exit 2 and not die of SIGBUS.
+ */
+static void test_mapped_file_shrinks(void **st)
+{
+	char path[4400], *argv[] = { tsgrep_path, "-n", "e", path, NULL };
+	char errp[4400], buf[65536];
+	int out_fd, status;
+	size_t errlen, total = 0;
+	unsigned long diffs = 0;
+	struct buf b = { 0 };
+	ssize_t n;
+	pid_t pid;
+	char *err;
+
+	(void)st;
+	snprintf(path, sizeof(path), "%s/shrinks", work);
+	snprintf(errp, sizeof(errp), "%s/shrinks.err", capdir);
+	while (b.len < (16u << 20))
+		buf_adds(&b, "every line here matches the pattern e\n");
+	write_file("shrinks", b.p, b.len);
+	free(b.p);
+	pid = start_piped(argv, errp, &out_fd);
 	/* the first bytes: tsgrep has mapped the file and is searching */
-	n = read(out[0], buf, 1);
+	n = read(out_fd, buf, 1);
 	assert_true(n == 1);
 	/* the pipe fills and tsgrep blocks writing */
 	nanosleep(&(struct timespec){ .tv_nsec = 200000000 }, NULL);
 	assert_int_equal(truncate(path, 1 << 20), 0);
-	while ((n = read(out[0], buf, sizeof(buf))) != 0) {
+	while ((n = read(out_fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		assert_true(n > 0);
 		total += (size_t)n;
 	}
-	close(out[0]);
+	close(out_fd);
 	while (waitpid(pid, &status, 0) < 0)
 		assert_int_equal(errno, EINTR);
 	err = slurp(errp, &errlen);
@@ -1032,7 +1047,7 @@ static void test_mapped_file_grows(void **st)
 	static const char more[] = " and its end\nappended needle one\n"
 				   "appended, no match\nappended needle, last";
 	char errp[4400], buf[65536], ts[64], gs[64];
-	int out[2], status, fd;
+	int out_fd, status, fd;
 	size_t errlen;
 	unsigned long diffs = 0;
 	struct buf b = { 0 }, got = { 0 };
@@ -1049,22 +1064,9 @@ static void test_mapped_file_grows(void **st)
 	buf_adds(&b, "an unfinished needle line");
 	write_file("grows", b.p, b.len);
 	free(b.p);
-	assert_int_equal(pipe(out), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (e < 0 || dup2(out[1], 1) < 0 || dup2(e, 2) < 0)
-			_exit(126);
-		close(out[0]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(out[1]);
+	pid = start_piped(argv, errp, &out_fd);
 	/* the first byte: tsgrep has mapped the file at its first size */
-	n = read(out[0], buf, 1);
+	n = read(out_fd, buf, 1);
 	assert_true(n == 1);
 	buf_add(&got, buf, 1);
 	fd = open(path, O_WRONLY | O_APPEND);
@@ -1072,13 +1074,13 @@ static void test_mapped_file_grows(void **st)
 	assert_int_equal(write(fd, more, sizeof(more) - 1),
 			 (ssize_t)sizeof(more) - 1);
 	assert_int_equal(close(fd), 0);
-	while ((n = read(out[0], buf, sizeof(buf))) != 0) {
+	while ((n = read(out_fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		assert_true(n > 0);
 		buf_add(&got, buf, (size_t)n);
 	}
-	close(out[0]);
+	close(out_fd);
 	while (waitpid(pid, &status, 0) < 0)
 		assert_int_equal(errno, EINTR);
 	err = slurp(errp, &errlen);
