@@ -8,6 +8,7 @@
  * because a fast wrong answer must not show up as a good figure.
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
+ *         [--blocks-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -20,6 +21,8 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <textsearch.h>
+
+#include "bench_blocks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1186,6 +1189,7 @@ int main(int argc, char **argv)
 {
 	const char *file = NULL, *tsgrep = NULL;
 	const char *list = getenv("BENCH_ALGOS");
+	int blocks_only = 0;
 	u8 *buf, *fbuf;
 	double t0 = now();
 	int i;
@@ -1199,10 +1203,13 @@ int main(int argc, char **argv)
 			tsgrep = argv[++i];
 		else if (!strcmp(argv[i], "--algos") && i + 1 < argc)
 			list = argv[++i];
+		else if (!strcmp(argv[i], "--blocks-only"))
+			blocks_only = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
-				"[--tsgrep PATH] [--algos \"a b\"]\n",
+				"[--tsgrep PATH] [--algos \"a b\"] "
+				"[--blocks-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1241,6 +1248,8 @@ int main(int argc, char **argv)
 	       "scripts/install-deps.sh --bench), its columns say n/a\n");
 #endif
 	print_load("at start");
+	if (blocks_only)
+		return bench_blocks(corpus, corpus_len, quick) ? 1 : 0;
 	discover(list);
 	/* The baselines are the denominators of every ratio: time them with
 	 * more passes, so one disturbed pass does not move a whole column. */
@@ -1252,6 +1261,7 @@ int main(int argc, char **argv)
 	measure_algos();
 	print_table();
 	print_targets();
+	wrong += bench_blocks(corpus, corpus_len, quick);
 	if (file) {
 		write_corpus(file);
 		processes(file, tsgrep);

@@ -30,6 +30,29 @@ unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
 				    struct ts_config *conf,
 				    struct ts_state *state) TS_HIDDEN;
 
+/*
+ * The provider a search's blocks come from, resolved once per find() so
+ * that a block costs one indirect call instead of two (the dispatcher,
+ * then the provider): what ts_dispatch_next_block() would forward to, or
+ * conf->get_next_block itself when the caller set that the kernel's way.
+ * Calling it is the same as calling conf->get_next_block().
+ */
+struct ts_provider {
+	ts_get_next_block_fn fn;
+	struct ts_config *conf; /* the config handed to fn */
+};
+
+void ts_provider_resolve(struct ts_config *conf, struct ts_state *state,
+			 struct ts_provider *pv) TS_HIDDEN;
+
+static inline unsigned int ts_provider_next(const struct ts_provider *pv,
+					    unsigned int consumed,
+					    const u8 **dst,
+					    struct ts_state *state)
+{
+	return pv->fn(consumed, dst, pv->conf, state);
+}
+
 /* Record a description of the error about to be returned, for
  * textsearch_last_error(); returns @err so callers can `return ts_fail(...)`. */
 int ts_fail(int err, const char *fmt, ...) TS_HIDDEN

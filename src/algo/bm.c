@@ -109,7 +109,9 @@ static unsigned int bm_find(struct ts_config *conf, struct ts_state *state)
 	struct bm_scan s;
 	uint64_t pos = state->offset, end;
 	unsigned int ret = UINT_MAX;
+	struct ts_provider pv;
 
+	ts_provider_resolve(conf, state, &pv);
 	s.blk = NULL;
 	s.bstart = s.bend = pos;
 	s.carry = s.stack;
@@ -145,8 +147,8 @@ static unsigned int bm_find(struct ts_config *conf, struct ts_state *state)
 				want = pos;
 			}
 			/* want < end <= UINT_MAX: fits, never goes back */
-			n = conf->get_next_block((unsigned int)want, &s.blk,
-						 conf, state);
+			n = ts_provider_next(&pv, (unsigned int)want, &s.blk,
+					     state);
 			if (!n)
 				break;
 			/* 64-bit: a provider claiming bytes past UINT_MAX

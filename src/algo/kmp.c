@@ -24,8 +24,10 @@ static unsigned int kmp_find(struct ts_config *conf, struct ts_state *state)
 	unsigned int consumed = state->offset, matched = 0;
 	const u8 *block;
 	unsigned int n, i;
+	struct ts_provider pv;
 
-	while ((n = conf->get_next_block(consumed, &block, conf, state))) {
+	ts_provider_resolve(conf, state, &pv);
+	while ((n = ts_provider_next(&pv, consumed, &block, state))) {
 		for (i = 0; i < n; i++) {
 			u8 c = k->fold[block[i]];
 

@@ -129,6 +129,8 @@ struct rb {
 	bool three; /* the vector scans use i3 too */
 	enum rb_level level;
 	rb_scan_fn scan;
+	rb_scan_fn pscan;     /* the same over the padded carry (RB_PAD) */
+	bool small;	      /* short blocks take rb_small_vbmi() */
 	u8 fold[256];	      /* identity unless TS_IGNORECASE */
 	u8 *folded;	      /* the pattern through fold[] */
 	u8 *pattern;	      /* as the caller gave it */
@@ -542,7 +544,9 @@ rb_mask64(RB_MASK_ARGS(__m512i))
  * 64 starts per vector, two vectors per step (one branch for 128 starts),
  * with plain loads while all the windows' filter bytes lie in the block
  * (p + 63 <= last, so p + imax + 64 <= n).  The cnt < 64 starts left take
- * masked loads of cnt bytes at p + i1 and p + i2, whose last byte is at
+ * the block's last whole vector when it starts at or before p (a masked
+ * load costs several plain ones on some CPUs), else masked loads of cnt
+ * bytes at p + i1 and p + i2, whose last byte is at
  * most last + imax <= n - 1: inside the block, so short blocks need no
  * scalar path either.
  */
@@ -569,7 +573,15 @@ RB_TARGET_AVX512 static RB_INLINE size_t rb_scan_avx512(const struct rb *r,
 		mask = rb_mask64(RB_MASK_PASS(p));
 		RB_WALK_MASK(rb_walk_avx512, mask, p, last);
 	}
-	if (p <= last) {
+	if (p <= last && n - r->imax >= 64 && n - r->imax - 64 <= p) {
+		/* the last whole vector in the block, from a start at or
+		 * before p (those before p are shifted off): plain loads
+		 * cost less than masked ones */
+		size_t vlast = n - r->imax - 64;
+
+		mask = rb_mask64(RB_MASK_PASS(vlast)) >> (p - vlast);
+		RB_WALK_MASK(rb_walk_avx512, mask, p, last);
+	} else if (p <= last) {
 		__mmask64 k = ((__mmask64)1 << (last - p + 1)) - 1;
 		__m512i a = _mm512_maskz_loadu_epi8(k, s1 + p);
 		__m512i b = _mm512_maskz_loadu_epi8(k, s2 + p);
@@ -588,6 +600,56 @@ RB_TARGET_AVX512 static RB_INLINE size_t rb_scan_avx512(const struct rb *r,
 	}
 	return RB_NONE;
 }
+/*
+ * Scans of the carry, whose buffer has RB_PAD readable bytes past its
+ * data: whole vectors are loaded at every step (a load at p reaches
+ * s[p + imax + W - 1] <= s[n + W - 2]), and the bits of starts past last
+ * are dropped, so a carry of any length takes one or two vectors, with no
+ * scalar head or tail: this is what a short block costs.
+ */
+#define RB_PADDED_SCAN(W, vec, set1, maskfn, walk)                \
+	do {                                                      \
+		const size_t last = n - r->len;                   \
+		unsigned long long mask;                          \
+		RB_FILTER(vec, set1);                             \
+                                                                  \
+		for (size_t p = from; p <= last; p += (W)) {      \
+			mask = maskfn(RB_MASK_PASS(p));           \
+			if (last - p < (W)-1)                     \
+				mask &= (2ull << (last - p)) - 1; \
+			RB_WALK_MASK(walk, mask, p, last);        \
+		}                                                 \
+		return RB_NONE;                                   \
+	} while (0)
+
+RB_TARGET_SSE2 static RB_INLINE size_t rb_pscan_sse2(const struct rb *r,
+						     const u8 *s, size_t from,
+						     size_t n,
+						     struct rb_work *work,
+						     const bool three)
+{
+	RB_PADDED_SCAN(16, __m128i, _mm_set1_epi8, rb_mask16, rb_walk_sse2);
+}
+
+RB_TARGET_AVX2 static RB_INLINE size_t rb_pscan_avx2(const struct rb *r,
+						     const u8 *s, size_t from,
+						     size_t n,
+						     struct rb_work *work,
+						     const bool three)
+{
+	RB_PADDED_SCAN(32, __m256i, _mm256_set1_epi8, rb_mask32, rb_walk_avx2);
+}
+
+RB_TARGET_AVX512 static RB_INLINE size_t rb_pscan_avx512(const struct rb *r,
+							 const u8 *s,
+							 size_t from, size_t n,
+							 struct rb_work *work,
+							 const bool three)
+{
+	RB_PADDED_SCAN(64, __m512i, _mm512_set1_epi8, rb_mask64,
+		       rb_walk_avx512);
+}
+
 /* Each level with two and with three filters. */
 #define RB_SCAN_VERSIONS(level, target)                                  \
 	target static size_t level##_f2(const struct rb *r, const u8 *s, \
@@ -605,22 +667,27 @@ RB_TARGET_AVX512 static RB_INLINE size_t rb_scan_avx512(const struct rb *r,
 RB_SCAN_VERSIONS(rb_scan_sse2, RB_TARGET_SSE2)
 RB_SCAN_VERSIONS(rb_scan_avx2, RB_TARGET_AVX2)
 RB_SCAN_VERSIONS(rb_scan_avx512, RB_TARGET_AVX512)
+RB_SCAN_VERSIONS(rb_pscan_sse2, RB_TARGET_SSE2)
+RB_SCAN_VERSIONS(rb_pscan_avx2, RB_TARGET_AVX2)
+RB_SCAN_VERSIONS(rb_pscan_avx512, RB_TARGET_AVX512)
 #endif /* RB_X86 */
 
 /* ---- dispatch ------------------------------------------------------------ */
 
 static pthread_once_t rb_probe_once = PTHREAD_ONCE_INIT;
 static enum rb_level rb_best =
-	RB_SCALAR; /* written once, under rb_probe_once */
+	RB_SCALAR;   /* written once, under rb_probe_once */
+static bool rb_vbmi; /* the same: AVX-512 VBMI byte permutes */
 
 static void rb_probe(void)
 {
 #if RB_X86
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") &&
-	    __builtin_cpu_supports("avx512bw"))
+	    __builtin_cpu_supports("avx512bw")) {
 		rb_best = RB_AVX512;
-	else if (__builtin_cpu_supports("avx2"))
+		rb_vbmi = __builtin_cpu_supports("avx512vbmi");
+	} else if (__builtin_cpu_supports("avx2"))
 		rb_best = RB_AVX2;
 	else if (__builtin_cpu_supports("sse2"))
 		rb_best = RB_SSE2;
@@ -637,6 +704,16 @@ static const rb_scan_fn rb_scans[RB_NLEVELS][2] = {
 #endif
 };
 
+/* The scans of the padded carry, [level][three filters] */
+static const rb_scan_fn rb_pscans[RB_NLEVELS][2] = {
+	{ rb_scan_scalar, rb_scan_scalar },
+#if RB_X86
+	{ rb_pscan_sse2_f2, rb_pscan_sse2_f3 },
+	{ rb_pscan_avx2_f2, rb_pscan_avx2_f3 },
+	{ rb_pscan_avx512_f2, rb_pscan_avx512_f3 },
+#endif
+};
+
 /* The level to use when @wanted is asked for: never one the CPU lacks. */
 static enum rb_level rb_level_for(enum rb_level wanted)
 {
@@ -647,7 +724,14 @@ static enum rb_level rb_level_for(enum rb_level wanted)
 /* ---- the search --------------------------------------------------------- */
 
 /* Carry bytes kept on the stack; longer patterns allocate. */
-#define RB_STACK_CARRY 512
+#define RB_STACK_CARRY 1024
+/* Readable bytes past the carry's data, so its scans load whole vectors
+ * (the widest is 64 bytes). */
+#define RB_PAD 64u
+/* Blocks this short are appended whole to the carry and scanned there
+ * once, with the windows that straddle their start: one scan per block
+ * instead of two (the carry's, then the block's). */
+#define RB_STAGE_MAX 64u
 /* Carried starts up to this many are checked by the scalar scan. */
 #define RB_SCALAR_CARRY 4u
 
@@ -663,11 +747,10 @@ struct rb_piece {
 	size_t n;
 };
 
-static unsigned int rb_find_linear(struct ts_config *conf,
-				   struct ts_state *state,
-				   const struct rb_piece *held,
-				   unsigned int nheld, uint64_t at,
-				   uint64_t want)
+static unsigned int
+rb_find_linear(struct ts_config *conf, const struct ts_provider *pv,
+	       struct ts_state *state, const struct rb_piece *held,
+	       unsigned int nheld, uint64_t at, uint64_t want)
 {
 	const struct rb *r = ts_config_priv(conf);
 	const unsigned int m = r->len;
@@ -682,8 +765,8 @@ static unsigned int rb_find_linear(struct ts_config *conf,
 		} else {
 			if (want > UINT_MAX - 1)
 				return UINT_MAX;
-			n = conf->get_next_block((unsigned int)want, &blk, conf,
-						 state);
+			n = ts_provider_next(pv, (unsigned int)want, &blk,
+					     state);
 			if (!n)
 				return UINT_MAX;
 			cur.p = blk;
@@ -708,19 +791,201 @@ static unsigned int rb_find_linear(struct ts_config *conf,
 	}
 }
 
+#if RB_X86
+/*
+ * The block loop on AVX-512 with VBMI, for patterns up to 64 bytes, where
+ * what a block costs besides its scan matters most (short blocks).
+ * Register A holds the 64 stream bytes before the block (those before pos
+ * are never looked at), B the block's first 64 (or fewer).  The window
+ * starts bstart - (len - 1) + j, j in [0, 64), are every start that
+ * straddles the boundary and the first ones inside the block; their
+ * filter bytes at offset i are lanes 64 - (len - 1) + i + j of the 128
+ * bytes (A, B), so one two-register byte permute per filter tests them
+ * all.  Nothing is copied to memory and loaded again (a load right after
+ * the store it needs would wait for it), and no scan is called for a
+ * block of up to 64 bytes; a longer one is scanned in place from the
+ * first start not yet tested.  A block of 64 bytes or more is loaded with
+ * plain loads, since a masked load costs several plain ones on some CPUs.
+ */
+#define RB_SMALL_MAXLEN 64u
+#define RB_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+enum rb_small_end { RB_SMALL_END, RB_SMALL_FOUND, RB_SMALL_GIVEUP };
+
+struct rb_small {
+	uint64_t pos, want; /* in: as in rb_find(), with the carry */
+	uint64_t cbase;
+	size_t clen;
+	const u8 *carry;
+	const u8 *blk; /* in: the first block, of n bytes at want */
+	unsigned int n;
+	uint64_t found; /* RB_SMALL_FOUND: the match's start */
+	/* RB_SMALL_GIVEUP: the bytes from window start at, to want */
+	uint64_t at;
+	const u8 *held, *held2;
+	size_t nheld, nheld2;
+	u8 buf[128]; /* (A, B) when a candidate is verified */
+};
+
+static const u8 rb_iota[64] = { 0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10,
+				11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+				22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+				33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+				44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+				55, 56, 57, 58, 59, 60, 61, 62, 63 };
+
+RB_TARGET_VBMI static enum rb_small_end
+rb_small_vbmi(const struct rb *r, const struct ts_provider *pv,
+	      struct ts_state *state, struct rb_small *c, struct rb_work *work)
+{
+	const unsigned int m = r->len;
+	const __m512i iota = _mm512_loadu_si512((const void *)rb_iota);
+	const __m512i x0 =
+		_mm512_add_epi8(iota, _mm512_set1_epi8((char)(64 - (m - 1))));
+	const __m512i x1 = _mm512_add_epi8(x0, _mm512_set1_epi8((char)r->i1));
+	const __m512i x2 = _mm512_add_epi8(x0, _mm512_set1_epi8((char)r->i2));
+	const __m512i x3 = _mm512_add_epi8(x0, _mm512_set1_epi8((char)r->i3));
+	const __m512i o1 = _mm512_set1_epi8((char)r->or1);
+	const __m512i k1 = _mm512_set1_epi8((char)r->c1);
+	const __m512i o2 = _mm512_set1_epi8((char)r->or2);
+	const __m512i k2 = _mm512_set1_epi8((char)r->c2);
+	const __m512i o3 = _mm512_set1_epi8((char)r->or3);
+	const __m512i k3 = _mm512_set1_epi8((char)r->c3);
+	const bool three = r->three;
+	uint64_t pos = c->pos, want = c->want, bstart;
+	const u8 *blk = c->blk;
+	unsigned int n = c->n;
+	size_t keep = (size_t)(want - pos);
+	__m512i a, b;
+
+	/* A from the carry: bytes [pos, want) end at lane 63 */
+	memset(c->buf, 0, 64);
+	memcpy(c->buf + 64 - keep, c->carry + (pos - c->cbase), keep);
+	a = _mm512_loadu_si512((const void *)c->buf);
+	for (;;) {
+		/* lanes of B, and of the starts j it completes */
+		__mmask64 kn = n >= 64 ? ~(__mmask64)0 :
+					 (((__mmask64)1 << n) - 1);
+		/* starts before pos are settled */
+		unsigned int jlo = (unsigned int)(pos - (want - (m - 1)));
+		unsigned long long mask;
+
+		bstart = want;
+		b = n >= 64 ? _mm512_loadu_si512((const void *)blk) :
+			      _mm512_maskz_loadu_epi8(kn, blk);
+		mask = _mm512_cmpeq_epi8_mask(
+			       _mm512_or_si512(
+				       _mm512_permutex2var_epi8(a, x1, b), o1),
+			       k1) &
+		       _mm512_cmpeq_epi8_mask(
+			       _mm512_or_si512(
+				       _mm512_permutex2var_epi8(a, x2, b), o2),
+			       k2) &
+		       kn & (~0ull << jlo);
+		if (three && mask)
+			mask &= _mm512_cmpeq_epi8_mask(
+				_mm512_or_si512(
+					_mm512_permutex2var_epi8(a, x3, b), o3),
+				k3);
+		if (mask) {
+			const size_t s0 = 64 - (m - 1);
+			size_t q;
+
+			_mm512_storeu_si512((void *)c->buf, a);
+			_mm512_storeu_si512((void *)(c->buf + 64), b);
+			work->sbase = bstart - (m - 1);
+			q = rb_walk_avx512(r, c->buf + s0, mask, 0, 63, work);
+			if (q == RB_GIVEUP) {
+				/* the rest of (A, B), then of the block */
+				size_t inb = n < 64 ? n : 64;
+
+				c->at = work->sbase + work->stop;
+				c->held = c->buf + s0 + work->stop;
+				c->nheld = 64 + inb - (s0 + work->stop);
+				c->held2 = blk + inb;
+				c->nheld2 = n - inb;
+				c->want = bstart + n;
+				return RB_SMALL_GIVEUP;
+			}
+			if (q != RB_CONTINUE && q != RB_NONE) {
+				c->found = work->sbase + q;
+				return RB_SMALL_FOUND;
+			}
+		}
+		if (n > 64) {
+			/* the starts from 65 - m on lie in the block */
+			size_t q;
+
+			work->sbase = bstart;
+			q = r->scan(r, blk, 65 - m, n, work);
+			if (q == RB_GIVEUP) {
+				c->at = bstart + work->stop;
+				c->held = blk + work->stop;
+				c->nheld = n - work->stop;
+				c->nheld2 = 0;
+				c->want = bstart + n;
+				return RB_SMALL_GIVEUP;
+			}
+			if (q != RB_NONE) {
+				c->found = bstart + q;
+				return RB_SMALL_FOUND;
+			}
+		}
+		/* A: the last 64 bytes of (A, block) */
+		if (n >= 64)
+			a = _mm512_loadu_si512((const void *)(blk + n - 64));
+		else
+			a = _mm512_permutex2var_epi8(
+				a,
+				_mm512_add_epi8(iota,
+						_mm512_set1_epi8((char)n)),
+				b);
+		want = bstart + n;
+		if (want + 1 > pos + m)
+			pos = want + 1 - m;
+		/* a match from pos must end by UINT_MAX (want < pos + m) */
+		if (pos + m > UINT_MAX)
+			return RB_SMALL_END;
+		n = ts_provider_next(pv, (unsigned int)want, &blk, state);
+		if (!n)
+			return RB_SMALL_END;
+	}
+}
+#else
+#define RB_SMALL_MAXLEN 0u
+#endif
+
+/* Move @len carry bytes down from @src to @dst < @src, 16 at a time (the
+ * carry's padding takes the overshoot): a call to memmove would cost more
+ * than the few bytes a boundary keeps. */
+static inline void rb_move_down(u8 *dst, const u8 *src, size_t len)
+{
+	for (size_t i = 0; i < len; i += 16) {
+		u8 t[16];
+
+		memcpy(t, src + i, 16);
+		memcpy(dst + i, t, 16);
+	}
+}
+
 /*
  * Search from state->offset.  pos is the first window start not yet ruled
- * out; want the stream offset of the next block to ask for.  While pos <
- * want, the carry holds stream bytes [cbase, want) with cbase <= pos and
- * want - pos < len (fewer than a window: that is why more is needed).
- * Returns the match start and sets state->offset to its end, or UINT_MAX
- * (with errno ENOMEM if a long pattern's carry could not be allocated).
+ * out; want the stream offset of the next block to ask for.  The carry
+ * holds stream bytes [cbase, want) with cbase <= pos and, while pos <
+ * want, want - pos < len (fewer than a window: that is why more is
+ * needed).  Returns the match start and sets state->offset to its end, or
+ * UINT_MAX (with errno ENOMEM if a long pattern's carry could not be
+ * allocated).
  */
 static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 {
 	const struct rb *r = ts_config_priv(conf);
 	const size_t m = r->len;
+	/* a boundary's carry: up to m - 1 bytes on each side */
 	const size_t cap = 2 * ((size_t)m - 1);
+	/* a short block staged after up to m - 1 bytes of carry */
+	const size_t stage = (size_t)m - 1 + RB_STAGE_MAX;
+	const size_t size = (cap > stage ? cap : stage) + RB_PAD;
 	uint64_t pos = state->offset, want = pos, cbase = pos, bstart, found;
 	u8 stack[RB_STACK_CARRY], *carry = stack;
 	size_t clen = 0, off;
@@ -731,23 +996,104 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 		.slack = RB_WORK_SLACK + 4 * (uint64_t)m,
 	};
 	struct rb_piece held[2];
+#if RB_X86
+	struct rb_small sm;
+#endif
+	struct ts_provider pv;
 
-	if (cap > sizeof(stack)) {
-		carry = malloc(cap);
+	ts_provider_resolve(conf, state, &pv);
+
+	if (size > sizeof(stack)) {
+		carry = malloc(size);
 		if (!carry) {
 			errno = ENOMEM;
 			return UINT_MAX;
 		}
 	}
+	/* the padding is loaded, never looked at: keep it defined */
+	memset(carry, 0, size);
 	for (;;) {
 		/* a match starting at pos or later must end by UINT_MAX; and
 		 * want < pos + m, so want fits in the provider's argument */
 		if (pos + m > UINT_MAX)
 			break;
-		n = conf->get_next_block((unsigned int)want, &blk, conf, state);
+		n = ts_provider_next(&pv, (unsigned int)want, &blk, state);
 		if (!n)
 			break;
 		bstart = want;
+#if RB_X86
+		if (r->small) {
+			sm.pos = pos;
+			sm.want = want;
+			sm.cbase = cbase;
+			sm.clen = clen;
+			sm.carry = carry;
+			sm.blk = blk;
+			sm.n = n;
+			switch (rb_small_vbmi(r, &pv, state, &sm, &work)) {
+			case RB_SMALL_FOUND:
+				found = sm.found;
+				if (found + m > UINT_MAX)
+					goto out;
+				goto match;
+			case RB_SMALL_GIVEUP:
+				held[0].p = sm.held;
+				held[0].n = sm.nheld;
+				held[1].p = sm.held2;
+				held[1].n = sm.nheld2;
+				ret = rb_find_linear(conf, &pv, state, held, 2,
+						     sm.at, sm.want);
+				goto out;
+			case RB_SMALL_END:
+				break;
+			}
+			goto out;
+		}
+#endif
+
+		if (n <= RB_STAGE_MAX) {
+			/* a short block: append it whole to the carry and
+			 * scan every start from pos in one go */
+			size_t dead = (size_t)(pos - cbase), from_c, q;
+
+			if (clen + n > stage) {
+				rb_move_down(carry, carry + dead, clen - dead);
+				clen -= dead;
+				cbase = pos;
+			}
+			memcpy(carry + clen, blk, n);
+			clen += n;
+			want = bstart + n;
+			from_c = (size_t)(pos - cbase);
+			if (clen >= m && from_c <= clen - m) {
+				work.sbase = cbase;
+				q = r->pscan(r, carry, from_c, clen, &work);
+				if (q == RB_GIVEUP) {
+					held[0].p = carry + work.stop;
+					held[0].n = clen - work.stop;
+					ret = rb_find_linear(conf, &pv, state,
+							     held, 1,
+							     cbase + work.stop,
+							     want);
+					goto out;
+				}
+				if (q != RB_NONE) {
+					found = cbase + q;
+					if (found + m > UINT_MAX)
+						goto out;
+					goto match;
+				}
+				pos = cbase + clen - m + 1;
+			}
+			/* keep [pos, want): fewer than m bytes */
+			dead = (size_t)(pos - cbase);
+			if (dead) {
+				rb_move_down(carry, carry + dead, clen - dead);
+				clen -= dead;
+				cbase = pos;
+			}
+			continue;
+		}
 
 		if (pos < bstart) {
 			/* windows from pos straddle the boundary: append at
@@ -760,7 +1106,7 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 			if (clen + take > cap) {
 				size_t dead = (size_t)(pos - cbase);
 
-				memmove(carry, carry + dead, clen - dead);
+				rb_move_down(carry, carry + dead, clen - dead);
 				clen -= dead;
 				cbase = pos;
 			}
@@ -777,8 +1123,8 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 				q = end_c - m - from_c < RB_SCALAR_CARRY ?
 					    rb_scan_few(r, carry, from_c, end_c,
 							&work) :
-					    r->scan(r, carry, from_c, end_c,
-						    &work);
+					    r->pscan(r, carry, from_c, end_c,
+						     &work);
 				if (q == RB_GIVEUP) {
 					/* the carry from the start not yet
 					 * verified, then the rest of this
@@ -787,8 +1133,8 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 					held[0].n = clen - work.stop;
 					held[1].p = blk + take;
 					held[1].n = n - take;
-					ret = rb_find_linear(conf, state, held,
-							     2,
+					ret = rb_find_linear(conf, &pv, state,
+							     held, 2,
 							     cbase + work.stop,
 							     bstart + n);
 					goto out;
@@ -820,7 +1166,7 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 			if (q == RB_GIVEUP) {
 				held[0].p = blk + work.stop;
 				held[0].n = n - work.stop;
-				ret = rb_find_linear(conf, state, held, 1,
+				ret = rb_find_linear(conf, &pv, state, held, 1,
 						     bstart + work.stop,
 						     bstart + n);
 				goto out;
@@ -931,6 +1277,8 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	rb_choose(r);
 	r->level = rb_level_for(wanted);
 	r->scan = rb_scans[r->level][r->three];
+	r->pscan = rb_pscans[r->level][r->three];
+	r->small = r->level == RB_AVX512 && rb_vbmi && len <= RB_SMALL_MAXLEN;
 	return conf;
 }
 

@@ -34,6 +34,33 @@ unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
 	return p->get_next_block(consumed, dst, p->conf, state);
 }
 
+static unsigned int no_blocks(unsigned int consumed, const u8 **dst,
+			      struct ts_config *conf, struct ts_state *state)
+{
+	(void)consumed;
+	(void)dst;
+	(void)conf;
+	(void)state;
+	return 0;
+}
+
+void ts_provider_resolve(struct ts_config *conf, struct ts_state *state,
+			 struct ts_provider *pv)
+{
+	const struct ts_state_private *p = &state->ts_private;
+
+	pv->fn = conf->get_next_block;
+	pv->conf = conf;
+	if (pv->fn != ts_dispatch_next_block)
+		return;
+	if (!(p->status & STATUS_PER_CALL) || !p->get_next_block) {
+		pv->fn = no_blocks;
+	} else {
+		pv->fn = p->get_next_block;
+		pv->conf = p->conf;
+	}
+}
+
 /* Run the algorithm once from state->offset and apply the rules every
  * algorithm shares: progress past the last match, finish once, UINT_MAX
  * sticks.  With TS_OVERLAP a search goes back to the last match's start:
