@@ -11,6 +11,9 @@
  *   - TS_IGNORECASE with every pair of bytes, ISO-8859-1 corners included,
  *     in the filter and in the (vectorised) verification;
  *   - what "auto" resolves to, and that the name is reserved;
+ *   - blocks of every size from 1 to 130 bytes, with matches straddling
+ *     many of them, TS_IGNORECASE and TS_OVERLAP, and the linear
+ *     fall-back taken from the short-block loop;
  *   - stream offsets near UINT_MAX.
  */
 #include <setjmp.h>
@@ -760,6 +763,191 @@ static void test_periodic(void **unused)
 
 /* ---- stream offsets near UINT_MAX ---------------------------------------- */
 
+/* ---- short blocks: the register carry ----------------------------------- */
+
+/* Every occurrence, overlapping ones included (TS_OVERLAP), through @b
+ * against the reference. */
+static unsigned int check_overlap(const char *algo, struct ts_config *conf,
+				  const u8 *pat, unsigned int plen,
+				  const u8 *data, unsigned int dlen,
+				  struct blocks *b)
+{
+	struct ts_state st;
+	unsigned int want = ref_find(pat, plen, data, dlen, 0, false);
+	unsigned int got = blocks_find(conf, &st, b), n = 0;
+
+	for (;;) {
+		if (got != want) {
+			dump(algo, "overlap", pat, plen, dlen, false, got,
+			     want);
+			fail();
+		}
+		if (want == UINT_MAX)
+			break;
+		n++;
+		want = ref_find(pat, plen, data, dlen, want + 1, false);
+		got = textsearch_next(conf, &st);
+	}
+	assert_true(blocks_ok(b));
+	return n;
+}
+
+/*
+ * Blocks of every size from 1 to 130 bytes (around one AVX-512 vector and
+ * two), and random sizes, with patterns of 1 to 65 bytes planted densely,
+ * so that matches straddle many blocks and start or end at every offset
+ * of one: for AVX-512 with VBMI the carry between blocks lives in a
+ * register (rarebyte_avx512 and auto), elsewhere the short blocks are
+ * staged in the carry buffer.  Then TS_OVERLAP, in runs of one byte.
+ */
+static void test_small_blocks(void **unused)
+{
+	static const unsigned int plens[] = { 1,  2,  3,  4,  5,  8,  15, 16,
+					      17, 31, 32, 33, 63, 64, 65 };
+	static const char *const algos[] = { "rarebyte_avx512", "rarebyte_avx2",
+					     "rarebyte_sse2", "auto" };
+	struct rng r = { test_seed("simd-small", 11) };
+	unsigned long found = 0, searches = 0;
+	const unsigned int dlen = 400;
+	u8 data[400], pat[65];
+	size_t pi, a;
+	unsigned int bs, i;
+
+	(void)unused;
+	for (pi = 0; pi < sizeof(plens) / sizeof(*plens); pi++) {
+		const unsigned int plen = plens[pi];
+
+		for (int icase = 0; icase < 2; icase++) {
+			for (i = 0; i < plen; i++)
+				pat[i] = (u8) "sxk"[rng_below(&r, 3)];
+			for (i = 0; i < dlen; i++)
+				data[i] = (u8) "sxkSXK"[rng_below(&r, 6)];
+			/* copies every 40 to 100 bytes, some overlapping */
+			for (i = rng_below(&r, 8); i + plen <= dlen;
+			     i += plen / 2 + 40 + rng_below(&r, 60))
+				for (unsigned int j = 0; j < plen; j++)
+					data[i + j] =
+						(u8)(icase && rng_below(&r, 2) ?
+							     pat[j] - 0x20 :
+							     pat[j]);
+			for (a = 0; a < sizeof(algos) / sizeof(*algos); a++) {
+				struct ts_config *conf =
+					prep(algos[a], pat, plen, icase);
+
+				for (bs = 1; bs <= 131; bs++) {
+					struct blocks *b =
+						bs <= 130 ?
+							even_blocks(data, dlen,
+								    bs) :
+							blocks_random(data,
+								      dlen, &r,
+								      2);
+
+					found += check_seq(algos[a], conf, pat,
+							   plen, data, dlen, b,
+							   icase);
+					blocks_free(b);
+					searches++;
+				}
+				textsearch_destroy(conf);
+			}
+		}
+	}
+	/* TS_OVERLAP: runs of 'x', every start of the pattern in them */
+	for (i = 0; i < dlen; i++)
+		data[i] = rng_below(&r, 9) ? 'x' : 'k';
+	for (pi = 0; pi < sizeof(plens) / sizeof(*plens); pi++) {
+		const unsigned int plen = plens[pi] < 10 ? plens[pi] : 10;
+
+		memset(pat, 'x', plen);
+		for (a = 0; a < sizeof(algos) / sizeof(*algos); a++) {
+			struct ts_config *conf = textsearch_prepare(
+				algos[a], pat, plen, GFP_KERNEL, TS_OVERLAP);
+
+			assert_false(IS_ERR(conf));
+			for (bs = 1; bs <= 130; bs += 1 + bs / 16) {
+				struct blocks *b = even_blocks(data, dlen, bs);
+
+				found += check_overlap(algos[a], conf, pat,
+						       plen, data, dlen, b);
+				blocks_free(b);
+				searches++;
+			}
+			textsearch_destroy(conf);
+		}
+	}
+	printf("# simd: %lu searches in blocks of 1 to 130 bytes, "
+	       "%lu matches\n",
+	       searches, found);
+}
+
+/*
+ * The linear fall-back taken from the short-block loop: "xkxk...xx" in
+ * "xkxk..." verifies at every other start until the budget is spent,
+ * whether the block is shorter than a vector, one vector, or longer (its
+ * first vector tested in registers, the rest scanned in place).
+ */
+static void test_small_blocks_giveup(void **unused)
+{
+	static const unsigned int halves[] = { 9, 20, 31 };
+	static const unsigned int sizes[] = { 1, 5, 63, 64, 65, 100, 130, 0 };
+	struct rng r = { test_seed("simd-small-giveup", 5) };
+	const unsigned int dlen = 96 * 1024;
+	u8 *data = malloc(dlen);
+	unsigned long found = 0;
+	size_t h, s;
+
+	(void)unused;
+	assert_non_null(data);
+	for (h = 0; h < sizeof(halves) / sizeof(*halves); h++) {
+		unsigned int half = halves[h], plen = 2 * half + 2, i, k;
+		bool icase = h % 2;
+		u8 pat[64];
+
+		for (i = 0; i < 2 * half; i++)
+			pat[i] = i % 2 ? 'k' : 'x';
+		pat[2 * half] = pat[2 * half + 1] = 'x';
+		for (i = 0; i < dlen; i++)
+			data[i] = i % 2 ? 'k' : 'x';
+		for (k = 0; k < 6; k++) {
+			unsigned int at = rng_below(&r, dlen - plen);
+
+			memcpy(data + at, pat, plen);
+		}
+		struct ts_config *kmp = prep("kmp", pat, plen, icase);
+		struct ts_config *conf = prep("auto", pat, plen, icase);
+
+		for (s = 0; s < sizeof(sizes) / sizeof(*sizes); s++) {
+			struct blocks *b =
+				sizes[s] ? even_blocks(data, dlen, sizes[s]) :
+					   blocks_random(data, dlen, &r, 2);
+			struct ts_state sk, sc;
+			unsigned int want = textsearch_find_continuous(
+				kmp, &sk, data, dlen);
+			unsigned int got = blocks_find(conf, &sc, b);
+
+			for (;;) {
+				if (got != want) {
+					dump("auto", "giveup", pat, plen, dlen,
+					     icase, got, want);
+					fail();
+				}
+				if (want == UINT_MAX)
+					break;
+				found++;
+				want = textsearch_next(kmp, &sk);
+				got = textsearch_next(conf, &sc);
+			}
+			assert_true(blocks_ok(b));
+			blocks_free(b);
+		}
+		textsearch_destroy(conf);
+		textsearch_destroy(kmp);
+	}
+	free(data);
+	printf("# simd: periodic data in short blocks, %lu matches\n", found);
+}
+
 /* The stream (tests/support/vstream.h) starts with a block of 'b's, so a
  * find matches at once and the next search is sent near UINT_MAX through
  * state->offset, without scanning 4 GB (slow under ThreadSanitizer). */
@@ -820,6 +1008,8 @@ int main(void)
 		cmocka_unit_test(test_icase_latin1),
 		cmocka_unit_test(test_random_short),
 		cmocka_unit_test(test_periodic),
+		cmocka_unit_test(test_small_blocks),
+		cmocka_unit_test(test_small_blocks_giveup),
 		cmocka_unit_test(test_near_uint_max),
 	};
 
