@@ -129,11 +129,12 @@ struct rb {
 	bool three; /* the vector scans use i3 too */
 	enum rb_level level;
 	rb_scan_fn scan;
-	rb_scan_fn pscan;     /* the same over the padded carry (RB_PAD) */
-	bool small;	      /* short blocks take rb_small_vbmi() */
-	u8 fold[256];	      /* identity unless TS_IGNORECASE */
-	u8 *folded;	      /* the pattern through fold[] */
-	u8 *pattern;	      /* as the caller gave it */
+	rb_scan_fn pscan; /* the same over the padded carry (RB_PAD) */
+	bool small;	  /* short blocks take rb_small_vbmi() */
+	u8 fold[256];	  /* identity unless TS_IGNORECASE */
+	u8 *folded;	  /* the pattern through fold[] */
+	u8 *pattern;	  /* as the caller gave it */
+	u8 *orv; /* per pattern byte: 0x20 where it is a folding letter */
 	unsigned int *border; /* KMP: longest proper border of folded[0..i] */
 };
 
@@ -808,6 +809,8 @@ rb_find_linear(struct ts_config *conf, const struct ts_provider *pv,
  * plain loads, since a masked load costs several plain ones on some CPUs.
  */
 #define RB_SMALL_MAXLEN 64u
+/* Patterns this short test every byte in the block loop, not a filter. */
+#define RB_SMALL_ALL 4u
 #define RB_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 
 enum rb_small_end { RB_SMALL_END, RB_SMALL_FOUND, RB_SMALL_GIVEUP };
@@ -820,11 +823,12 @@ struct rb_small {
 	const u8 *blk; /* in: the first block, of n bytes at want */
 	unsigned int n;
 	uint64_t found; /* RB_SMALL_FOUND: the match's start */
-	/* RB_SMALL_GIVEUP: the bytes from window start at, to want */
+	/* RB_SMALL_GIVEUP (in a block's in-place scan): the bytes from
+	 * window start at, to want */
 	uint64_t at;
-	const u8 *held, *held2;
-	size_t nheld, nheld2;
-	u8 buf[128]; /* (A, B) when a candidate is verified */
+	const u8 *held;
+	size_t nheld;
+	u8 buf[64]; /* A on the way in from the carry, and out */
 };
 
 static const u8 rb_iota[64] = { 0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10,
@@ -852,12 +856,18 @@ rb_small_vbmi(const struct rb *r, const struct ts_provider *pv,
 	const __m512i o3 = _mm512_set1_epi8((char)r->or3);
 	const __m512i k3 = _mm512_set1_epi8((char)r->c3);
 	const bool three = r->three;
+	__m512i xa[RB_SMALL_ALL], oa[RB_SMALL_ALL], ka[RB_SMALL_ALL];
 	uint64_t pos = c->pos, want = c->want, bstart;
 	const u8 *blk = c->blk;
 	unsigned int n = c->n;
 	size_t keep = (size_t)(want - pos);
 	__m512i a, b;
 
+	for (unsigned int i = 0; i < m && i < RB_SMALL_ALL; i++) {
+		xa[i] = _mm512_add_epi8(x0, _mm512_set1_epi8((char)i));
+		oa[i] = _mm512_set1_epi8((char)r->orv[i]);
+		ka[i] = _mm512_set1_epi8((char)r->folded[i]);
+	}
 	/* A from the carry: bytes [pos, want) end at lane 63 */
 	memset(c->buf, 0, 64);
 	memcpy(c->buf + 64 - keep, c->carry + (pos - c->cbase), keep);
@@ -873,6 +883,18 @@ rb_small_vbmi(const struct rb *r, const struct ts_provider *pv,
 		bstart = want;
 		b = n >= 64 ? _mm512_loadu_si512((const void *)blk) :
 			      _mm512_maskz_loadu_epi8(kn, blk);
+		if (m <= RB_SMALL_ALL) {
+			/* every byte, without a branch on the filter's
+			 * survivors (frequent for so short a pattern) */
+			mask = kn & (~0ull << jlo);
+			for (unsigned int i = 0; i < m; i++)
+				mask &= _mm512_cmpeq_epi8_mask(
+					_mm512_or_si512(_mm512_permutex2var_epi8(
+								a, xa[i], b),
+							oa[i]),
+					ka[i]);
+			goto verified;
+		}
 		mask = _mm512_cmpeq_epi8_mask(
 			       _mm512_or_si512(
 				       _mm512_permutex2var_epi8(a, x1, b), o1),
@@ -887,30 +909,26 @@ rb_small_vbmi(const struct rb *r, const struct ts_provider *pv,
 				_mm512_or_si512(
 					_mm512_permutex2var_epi8(a, x3, b), o3),
 				k3);
+		/* the survivors, verified in the registers: every pattern
+		 * byte by the same OR-and-compare as the filter, which is
+		 * exact for TS_IGNORECASE too; O(len) vector steps for 64
+		 * starts, so no verify budget is needed here */
+		for (unsigned int i = 0; mask && i < m; i++)
+			mask &= _mm512_cmpeq_epi8_mask(
+				_mm512_or_si512(
+					_mm512_permutex2var_epi8(
+						a,
+						_mm512_add_epi8(
+							x0, _mm512_set1_epi8(
+								    (char)i)),
+						b),
+					_mm512_set1_epi8((char)r->orv[i])),
+				_mm512_set1_epi8((char)r->folded[i]));
+verified:
 		if (mask) {
-			const size_t s0 = 64 - (m - 1);
-			size_t q;
-
-			_mm512_storeu_si512((void *)c->buf, a);
-			_mm512_storeu_si512((void *)(c->buf + 64), b);
-			work->sbase = bstart - (m - 1);
-			q = rb_walk_avx512(r, c->buf + s0, mask, 0, 63, work);
-			if (q == RB_GIVEUP) {
-				/* the rest of (A, B), then of the block */
-				size_t inb = n < 64 ? n : 64;
-
-				c->at = work->sbase + work->stop;
-				c->held = c->buf + s0 + work->stop;
-				c->nheld = 64 + inb - (s0 + work->stop);
-				c->held2 = blk + inb;
-				c->nheld2 = n - inb;
-				c->want = bstart + n;
-				return RB_SMALL_GIVEUP;
-			}
-			if (q != RB_CONTINUE && q != RB_NONE) {
-				c->found = work->sbase + q;
-				return RB_SMALL_FOUND;
-			}
+			c->found = bstart - (m - 1) +
+				   (uint64_t)__builtin_ctzll(mask);
+			return RB_SMALL_FOUND;
 		}
 		if (n > 64) {
 			/* the starts from 65 - m on lie in the block */
@@ -922,7 +940,6 @@ rb_small_vbmi(const struct rb *r, const struct ts_provider *pv,
 				c->at = bstart + work->stop;
 				c->held = blk + work->stop;
 				c->nheld = n - work->stop;
-				c->nheld2 = 0;
 				c->want = bstart + n;
 				return RB_SMALL_GIVEUP;
 			}
@@ -1039,9 +1056,7 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 			case RB_SMALL_GIVEUP:
 				held[0].p = sm.held;
 				held[0].n = sm.nheld;
-				held[1].p = sm.held2;
-				held[1].n = sm.nheld2;
-				ret = rb_find_linear(conf, &pv, state, held, 2,
+				ret = rb_find_linear(conf, &pv, state, held, 1,
 						     sm.at, sm.want);
 				goto out;
 			case RB_SMALL_END:
@@ -1257,6 +1272,7 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	    !ts_size_add(sizeof(*r), border, &payload) ||
 	    !ts_size_add(payload, len, &payload) ||
 	    !ts_size_add(payload, len, &payload) ||
+	    !ts_size_add(payload, len, &payload) ||
 	    !ts_size_mul((size_t)len - 1, 2, &cap))
 		return ERR_PTR(-EINVAL);
 	conf = alloc_ts_config(payload, gfp_mask);
@@ -1269,10 +1285,15 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	r->border = (unsigned int *)(r + 1);
 	r->folded = (u8 *)(r->border + len);
 	r->pattern = r->folded + len;
+	r->orv = r->pattern + len;
 	ts_fill_fold_table(r->fold, r->icase);
 	memcpy(r->pattern, pattern, len);
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len; i++) {
 		r->folded[i] = r->fold[r->pattern[i]];
+		r->orv[i] = r->icase && rb_is_folding_letter(r->folded[i]) ?
+				    0x20 :
+				    0;
+	}
 	rb_fill_borders(r);
 	rb_choose(r);
 	r->level = rb_level_for(wanted);

@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "textsearch_skb.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define SKB_MAX_NESTING 16u
@@ -132,13 +133,13 @@ void skb_prepare_seq_read(struct sk_buff *skb, unsigned int from,
 	st->root_skb = skb;
 }
 
-unsigned int skb_seq_read(unsigned int consumed, const u8 **data,
-			  struct skb_seq_state *st)
+static inline unsigned int seq_read(unsigned int consumed, const u8 **data,
+				    struct skb_seq_state *st)
 {
 	unsigned int avail;
 	u32 abs;
 
-	if (!st || !data || !st->root_skb || consumed >= STREAM_END ||
+	if (!st->root_skb || consumed >= STREAM_END ||
 	    consumed >= st->upper_offset - st->lower_offset)
 		return 0;
 	abs = st->lower_offset + consumed;
@@ -162,6 +163,14 @@ unsigned int skb_seq_read(unsigned int consumed, const u8 **data,
 	return avail;
 }
 
+unsigned int skb_seq_read(unsigned int consumed, const u8 **data,
+			  struct skb_seq_state *st)
+{
+	if (!st || !data)
+		return 0;
+	return seq_read(consumed, data, st);
+}
+
 void skb_abort_seq_read(struct skb_seq_state *st)
 {
 	/* nothing is mapped; forget the cached piece so a stale state is
@@ -173,8 +182,23 @@ void skb_abort_seq_read(struct skb_seq_state *st)
 _Static_assert(sizeof(struct skb_seq_state) <= TS_CB_SIZE,
 	       "skb_seq_state must fit in ts_state.cb");
 
-/* The provider: the reader's state lives in state->cb, so the config is
- * never written.  cb is a char array: copy rather than alias it. */
+/* One field of the reader's state in ts_state.cb, in or out. */
+#define CB_GET(st, cb, f)                                         \
+	memcpy(&(st).f, (cb) + offsetof(struct skb_seq_state, f), \
+	       sizeof((st).f))
+#define CB_PUT(st, cb, f)                                         \
+	memcpy((cb) + offsetof(struct skb_seq_state, f), &(st).f, \
+	       sizeof((st).f))
+
+/*
+ * The provider: the reader's state lives in state->cb, so the config is
+ * never written.  cb is a char array: copy rather than alias it, field by
+ * field, and write back only the cached piece, which is all a read
+ * changes.  (A copy of the whole struct after the reader wrote single
+ * fields would be loaded, in the next call, from stores of other sizes,
+ * and wait for them: in blocks of 64 bytes that wait was most of what a
+ * block cost.)
+ */
 static unsigned int skb_next_block(unsigned int consumed, const u8 **dst,
 				   struct ts_config *conf,
 				   struct ts_state *state)
@@ -183,9 +207,20 @@ static unsigned int skb_next_block(unsigned int consumed, const u8 **dst,
 	unsigned int n;
 
 	(void)conf;
-	memcpy(&st, state->cb, sizeof(st));
-	n = skb_seq_read(consumed, dst, &st);
-	memcpy(state->cb, &st, sizeof(st));
+	CB_GET(st, state->cb, lower_offset);
+	CB_GET(st, state->cb, upper_offset);
+	CB_GET(st, state->cb, frag_idx);
+	CB_GET(st, state->cb, stepped_offset);
+	CB_GET(st, state->cb, root_skb);
+	CB_GET(st, state->cb, cur_skb);
+	CB_GET(st, state->cb, frag_data);
+	CB_GET(st, state->cb, frag_off);
+	n = seq_read(consumed, dst, &st);
+	CB_PUT(st, state->cb, frag_idx);
+	CB_PUT(st, state->cb, stepped_offset);
+	CB_PUT(st, state->cb, cur_skb);
+	CB_PUT(st, state->cb, frag_data);
+	CB_PUT(st, state->cb, frag_off);
 	return n;
 }
 
