@@ -11,6 +11,7 @@
 # same; only the library differs (its RUNPATH gives way to
 # LD_LIBRARY_PATH).  Prints, for every algorithm, pattern length and block
 # size, the best ns per block of each and the ratio before / after.
+# REPS 0 only prints the table again from the last runs' outputs.
 set -eu
 
 BUILD=${1:?usage: blocks_compare.sh BUILD BASE_COMMIT [REPS]}
@@ -29,7 +30,7 @@ if [ ! -f "$BDIR/build/default/lib/libtextsearch.so" ]; then
 fi
 LIBDIR=$(cd "$BDIR/build/default/lib" && pwd)
 mkdir -p "$OUT"
-rm -f "$OUT"/base.* "$OUT"/new.*
+[ "$REPS" -eq 0 ] || rm -f "$OUT"/base.* "$OUT"/new.*
 i=1
 while [ "$i" -le "$REPS" ]; do
 	LD_LIBRARY_PATH=$LIBDIR "$BENCH" --blocks-only >"$OUT/base.$i"
@@ -37,10 +38,11 @@ while [ "$i" -le "$REPS" ]; do
 	i=$((i + 1))
 done
 
-echo "per-block cost, $SHORT against this build: best of $REPS runs each"
+RUNS=$(find "$OUT" -name 'new.*' | wc -l)
+echo "per-block cost, $SHORT against this build: best of $RUNS runs each"
 echo "(ns per 64 / 256 / 1500-byte block; x = before / after)"
 # rows: algo len ns64 gb ns256 gb ns1500 gb contig 'pattern'
-awk -v reps="$REPS" '
+awk '
 	FNR == 1 { kind = FILENAME ~ /base\.[0-9]+$/ ? "b" : "n" }
 	$1 ~ /^(auto|bm|kmp|skb)$/ && $2 ~ /^[0-9]+$/ && NF >= 9 {
 		key = $1 " " $2
@@ -61,7 +63,7 @@ awk -v reps="$REPS" '
 			for (c = 0; c < 3; c++) {
 				b = best["b", order[i], c]
 				n = best["n", order[i], c]
-				printf "  %7.2f %7.2f %5.2fx", b, n, n > 0 ? b / n : 0
+				printf "  %7.2f %7.2f %5.2fx", b, n, (n > 0 ? b / n : 0)
 			}
 			printf "\n"
 		}
