@@ -55,6 +55,18 @@
  * spends most starts there), or start by start when only a few are left.
  * Data is read only through conf->get_next_block(), always forwards.
  *
+ * Short blocks.  In blocks of 64 bytes, what a block costs besides its scan
+ * (the provider call, the carry, the scans' setup, masked loads for the
+ * starts past the last whole vector) used to be most of the time.  On
+ * AVX-512 with VBMI, patterns up to 64 bytes run rb_small_vbmi(): the
+ * carry is the previous 64 stream bytes held in a register, and the
+ * starts that straddle a boundary are tested together with the block's
+ * first 64 by byte permutes of (carry, block), verified in the registers
+ * too.  Elsewhere, a block of up to RB_STAGE_MAX bytes is appended to the
+ * carry buffer and scanned there once (the buffer is padded so that the
+ * scan loads whole vectors).  The provider is resolved once per call
+ * (ts_provider_resolve()), so a block costs one indirect call.
+ *
  * A third filter byte (rarebyte_choose.h picks it) costs a load and a
  * compare per vector; it pays for long patterns, whose verifies are dear
  * and whose two rarest bytes are often common letters.  Each vector level

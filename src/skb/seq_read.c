@@ -207,6 +207,48 @@ static unsigned int skb_next_block(unsigned int consumed, const u8 **dst,
 	unsigned int n;
 
 	(void)conf;
+	/* the usual step, in registers: within the cached piece, or on to
+	 * the next fragment of the same buffer */
+	CB_GET(st, state->cb, root_skb);
+	CB_GET(st, state->cb, cur_skb);
+	CB_GET(st, state->cb, lower_offset);
+	CB_GET(st, state->cb, upper_offset);
+	CB_GET(st, state->cb, stepped_offset);
+	CB_GET(st, state->cb, frag_idx);
+	if (st.root_skb && st.cur_skb && consumed < STREAM_END &&
+	    consumed < st.upper_offset - st.lower_offset) {
+		const struct sk_buff *skb = st.cur_skb;
+		u32 abs = st.lower_offset + consumed, off, len;
+
+		if (abs >= st.stepped_offset) {
+			off = abs - st.stepped_offset;
+			len = piece_len(skb, st.frag_idx);
+			if (off >= len && st.frag_idx < skb->shinfo.nr_frags &&
+			    off - len < skb->shinfo.frags[st.frag_idx].size) {
+				off -= len;
+				st.stepped_offset += len;
+				len = skb->shinfo.frags[st.frag_idx].size;
+				st.frag_data =
+					skb->shinfo.frags[st.frag_idx].data;
+				st.frag_idx++;
+				CB_PUT(st, state->cb, stepped_offset);
+				CB_PUT(st, state->cb, frag_idx);
+				CB_PUT(st, state->cb, frag_data);
+			} else if (off < len) {
+				CB_GET(st, state->cb, frag_data);
+			}
+			if (off < len) {
+				n = len - off;
+				if (n > st.upper_offset - abs)
+					n = st.upper_offset - abs;
+				if (n > STREAM_END - consumed)
+					n = STREAM_END - consumed;
+				*dst = st.frag_data + off;
+				return n;
+			}
+		}
+	}
+	/* anything else: the reader, and its whole state back */
 	CB_GET(st, state->cb, lower_offset);
 	CB_GET(st, state->cb, upper_offset);
 	CB_GET(st, state->cb, frag_idx);
