@@ -825,14 +825,20 @@ rb_find_linear(struct ts_config *conf, const struct ts_provider *pv,
 #define RB_SMALL_ALL 4u
 #define RB_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 
-enum rb_small_end { RB_SMALL_END, RB_SMALL_FOUND, RB_SMALL_GIVEUP };
+enum rb_small_end {
+	RB_SMALL_END,
+	RB_SMALL_FOUND,
+	RB_SMALL_GIVEUP,
+	RB_SMALL_BLOCK
+};
 
 struct rb_small {
 	uint64_t pos, want; /* in: as in rb_find(), with the carry */
 	uint64_t cbase;
 	size_t clen;
-	const u8 *carry;
-	const u8 *blk; /* in: the first block, of n bytes at want */
+	u8 *carry;
+	const u8 *blk; /* the first block, of n bytes at want; */
+	/* RB_SMALL_BLOCK: a block handed back (carry in the buffer) */
 	unsigned int n;
 	uint64_t found; /* RB_SMALL_FOUND: the match's start */
 	/* RB_SMALL_GIVEUP (in a block's in-place scan): the bytes from
@@ -978,6 +984,20 @@ verified:
 		n = ts_provider_next(pv, (unsigned int)want, &blk, state);
 		if (!n)
 			return RB_SMALL_END;
+		if (n > 64 && m <= 2) {
+			/* a one- or two-byte pattern has no carry worth the
+			 * permutes in a long block: hand it back */
+			keep = (size_t)(want - pos);
+			_mm512_storeu_si512((void *)c->buf, a);
+			memcpy(c->carry, c->buf + 64 - keep, keep);
+			c->cbase = pos;
+			c->clen = keep;
+			c->pos = pos;
+			c->want = want;
+			c->blk = blk;
+			c->n = n;
+			return RB_SMALL_BLOCK;
+		}
 	}
 }
 #else
@@ -1051,7 +1071,7 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 			break;
 		bstart = want;
 #if RB_X86
-		if (r->small) {
+		if (r->small && (n <= 64 || m > 2)) {
 			sm.pos = pos;
 			sm.want = want;
 			sm.cbase = cbase;
@@ -1072,9 +1092,17 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 						     sm.at, sm.want);
 				goto out;
 			case RB_SMALL_END:
+				goto out;
+			case RB_SMALL_BLOCK:
 				break;
 			}
-			goto out;
+			pos = sm.pos;
+			want = sm.want;
+			cbase = sm.cbase;
+			clen = sm.clen;
+			blk = sm.blk;
+			n = sm.n;
+			bstart = want;
 		}
 #endif
 
