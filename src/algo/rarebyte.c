@@ -849,6 +849,13 @@ struct rb_small {
 	u8 buf[64]; /* A on the way in from the carry, and out */
 };
 
+/* Whether the loop takes a block of @n bytes (measured: for one byte the
+ * plain scan wins past one vector, for two past 256 bytes). */
+static inline bool rb_small_takes(unsigned int m, unsigned int n)
+{
+	return m > 2 || n <= (m == 1 ? 64u : 256u);
+}
+
 static const u8 rb_iota[64] = { 0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10,
 				11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
 				22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
@@ -984,9 +991,9 @@ verified:
 		n = ts_provider_next(pv, (unsigned int)want, &blk, state);
 		if (!n)
 			return RB_SMALL_END;
-		if (n > 64 && m <= 2) {
-			/* a one- or two-byte pattern has no carry worth the
-			 * permutes in a long block: hand it back */
+		if (!rb_small_takes(m, n)) {
+			/* a one- or two-byte pattern has little or no carry
+			 * to pay the permutes in a long block: hand it back */
 			keep = (size_t)(want - pos);
 			_mm512_storeu_si512((void *)c->buf, a);
 			memcpy(c->carry, c->buf + 64 - keep, keep);
@@ -1071,7 +1078,7 @@ static unsigned int rb_find(struct ts_config *conf, struct ts_state *state)
 			break;
 		bstart = want;
 #if RB_X86
-		if (r->small && (n <= 64 || m > 2)) {
+		if (r->small && rb_small_takes(m, n)) {
 			sm.pos = pos;
 			sm.want = want;
 			sm.cbase = cbase;
