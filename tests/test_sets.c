@@ -224,6 +224,12 @@ static unsigned long compare_run(const char *what, struct ts_config *conf,
 	return nwant + 1;
 }
 
+/* teddy at each level; a level the CPU lacks runs the best below it */
+static const char *const teddy_levels[] = {
+	"teddy", "teddy_avx512", "teddy_avx2", "teddy_ssse3", "teddy_scalar",
+};
+#define N_TEDDY (sizeof(teddy_levels) / sizeof(teddy_levels[0]))
+
 static unsigned long set_cases(void)
 {
 	const char *env = getenv("TS_TEST_SET_CASES");
@@ -250,20 +256,29 @@ static void differential_sets(void **unused)
 		for (ov = 0; ov < 2; ov++) {
 			int flags = (ov ? TS_OVERLAP : 0) |
 				    (s.icase ? TS_IGNORECASE : 0);
-			const char *algo = rng_below(&r, 4) ? "ac" : "auto";
+			struct occ *want;
+			unsigned int nwant, a;
+
+			want = reference(&s, data, dlen, ov, &nwant);
+			/* ac or auto, then teddy at some level (it takes
+			 * up to 128 patterns) */
+			for (a = 0; a < 2; a++) {
+			const char *algo = a == 0 ? (rng_below(&r, 4) ? "ac" : "auto") :
+				teddy_levels[rng_below(&r, N_TEDDY)];
 			struct ts_config *conf;
 			struct ts_state st;
 			struct blocks *b;
-			struct occ *want;
-			unsigned int nwant, calls;
+			unsigned int calls;
 			bool kernel;
 
+			if (a == 1 && s.count > 128)
+				break;
 			conf = textsearch_prepare_set(
 				algo, (const void *const *)s.pat, s.len,
 				s.count, GFP_KERNEL, flags);
-			assert_false(IS_ERR(conf));
-			want = reference(&s, data, dlen, ov, &nwant);
-			compared += compare_run("contiguous", conf, &st,
+			if (IS_ERR(conf))
+				fail_msg("%s: %s", algo, textsearch_last_error());
+			compared += compare_run(algo, conf, &st,
 						textsearch_find_continuous(
 							conf, &st, data, dlen),
 						want, nwant, &s, data, dlen);
@@ -284,8 +299,9 @@ static void differential_sets(void **unused)
 			assert_true(blocks_ok(b));
 			assert_int_equal(blocks_finishes(b), calls);
 			blocks_free(b);
-			free(want);
 			textsearch_destroy(conf);
+			}
+			free(want);
 		}
 		set_free(&s);
 	}
@@ -403,6 +419,8 @@ static void overlap_single_every_algorithm(void **unused)
 		"rarebyte_avx512",
 		"auto",
 		"ac",
+		"teddy",
+		"teddy_scalar",
 	};
 	const struct ts_fsm_token aa[] = {
 		{ TS_FSM_SPECIFIC, TS_FSM_SINGLE, 'a' },

@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,11 @@ static void register_builtins(void)
 		&ts_rarebyte_sse2_ops,
 		&ts_rarebyte_scalar_ops,
 		&ts_ac_ops,
+		&ts_teddy_ops,
+		&ts_teddy_avx512_ops,
+		&ts_teddy_avx2_ops,
+		&ts_teddy_ssse3_ops,
+		&ts_teddy_scalar_ops,
 	};
 	size_t i;
 
@@ -298,11 +304,16 @@ static struct ts_config *prepared(const char *fn, const char *algo,
 	int err;
 
 	if (IS_ERR_OR_NULL(conf)) {
+		char why[256];
+
 		put_ops(ops);
 		err = conf ? (int)PTR_ERR(conf) : -ENOMEM;
+		/* the algorithm's own reason, when it gave one (the caller
+		 * cleared the message before init) */
+		snprintf(why, sizeof(why), "%s", textsearch_last_error());
 		return prepare_error(
 			ts_fail(err, "%s: %s rejected the pattern: %s", fn,
-				algo, textsearch_strerror(err)));
+				algo, why[0] ? why : textsearch_strerror(err)));
 	}
 	conf->ops = ops;
 	conf->flags = flags;
@@ -336,6 +347,7 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 	err = lookup(fn, algo, gfp_mask, flags, &ops);
 	if (err)
 		return prepare_error(err);
+	ts_clear_error();
 	return prepared(fn, algo, ops, ops->init(pattern, len, gfp_mask, flags),
 			flags, len);
 }
@@ -386,6 +398,7 @@ struct ts_config *textsearch_prepare_set(const char *algo,
 				"not a set",
 				fn, algo));
 	}
+	ts_clear_error();
 	return prepared(fn, algo, ops,
 			ops->init_set(patterns, lens, count, gfp_mask, flags),
 			flags, longest);

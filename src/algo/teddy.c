@@ -1,0 +1,778 @@
+/*
+ * teddy.c - small pattern sets, in the manner of Teddy: a SIMD bucket
+ * filter on the first bytes of the patterns, verified exactly.
+ *
+ * The set is cut into 8 buckets (the patterns sorted by their first bytes,
+ * then split evenly, so that patterns with like prefixes share a bucket).
+ * The key is the first k = min(3, shortest pattern) bytes.  For key
+ * position j two 16-byte tables give, for the low and the high nibble of a
+ * data byte, the buckets that have a pattern whose byte j has that nibble;
+ * for a window start p, ANDing lo[j][s[p+j] & 15] & hi[j][s[p+j] >> 4]
+ * over j leaves the buckets whose patterns may start at p.  The nibble
+ * lookups are pshufb, 16 (SSSE3), 32 (AVX2) or 64 (AVX-512BW) starts at a
+ * time; a start with a bucket left is verified exactly against that
+ * bucket's patterns.  TS_IGNORECASE costs nothing in the scan: the tables
+ * take both cases of every letter (every byte that folds to the pattern
+ * byte), and only the verify folds.
+ *
+ * Order: starts are settled in ascending order, each once all its
+ * occurrences are known (the longest pattern's bytes are in hand, or the
+ * stream has ended), so the first start with an occurrence holds the
+ * answer; ts_set_offer picks it among that start's occurrences exactly as
+ * Aho-Corasick does (ac.c), the longest then lowest id, or with TS_OVERLAP
+ * the lowest (end, id) after the last one reported.
+ *
+ * Blocks: as rarebyte.c, windows are verified inside a block where the
+ * longest pattern fits; the starts nearer a block's end than that are
+ * carried (at most 2 * (longest - 1) bytes) into the next block, and
+ * settled at the end of the stream with what is there.
+ *
+ * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL): with 8
+ * buckets a larger set lets most starts through the filter, and "ac" is
+ * faster there (docs/performance.md).  Memory: about 1 KiB of tables plus
+ * 12 bytes and the pattern's bytes per pattern.  Worst case: a candidate
+ * verifies every pattern of its buckets, so periodic data that matches
+ * long prefixes costs O(n * total pattern bytes); "auto" leaves long
+ * patterns to "ac" (registry.c).
+ *
+ * Dispatch as rarebyte: "teddy" takes the best level the CPU has,
+ * "teddy_avx512", "teddy_avx2", "teddy_ssse3" and "teddy_scalar" pin one
+ * (never above the CPU's).  The scalar twin uses the same tables (folded
+ * into one 256-entry table per key position), so every level finds the
+ * same candidates.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TD_X86 1
+#else
+#define TD_X86 0
+#endif
+
+#define TD_MAX_PATTERNS 128u
+#define TD_BUCKETS 8u
+#define TD_MAXKEY 3u
+#define TD_STACK_CARRY 512
+
+enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_NLEVELS };
+
+struct td_pat {
+	uint32_t off; /* of its folded bytes in td->bytes */
+	uint32_t len;
+	uint32_t id;
+};
+
+struct teddy;
+
+/* What a search is looking for, and the best occurrence so far. */
+struct td_ctx {
+	struct ts_set_best best;
+	bool overlap, have_prev;
+	uint64_t prev_start;
+	unsigned int prev_end, prev_id;
+};
+
+/* Settle the starts [from, last] of s (the bytes [from, last + longest)
+ * are in s), s[0] at stream offset @sbase; true once one has an
+ * occurrence (in ctx->best). */
+typedef bool (*td_scan_fn)(const struct teddy *t, const u8 *s, size_t from,
+			   size_t last, uint64_t sbase, struct td_ctx *ctx);
+
+struct teddy {
+	u8 lo[TD_MAXKEY][16] __attribute__((aligned(16)));
+	u8 hi[TD_MAXKEY][16] __attribute__((aligned(16)));
+	u8 tab[TD_MAXKEY][256]; /* lo & hi of each byte: the scalar filter */
+	u8 fold[256];
+	unsigned int count, keyw, longest, shortest;
+	bool icase;
+	enum td_level level;
+	td_scan_fn scan;
+	uint32_t bucket[TD_BUCKETS + 1]; /* bucket b: pat[bucket[b], [b+1]) */
+	struct td_pat *pat;
+	u8 *bytes;    /* the patterns, folded */
+	u8 *pattern0; /* pattern 0 as given, for get_pattern */
+	unsigned int len0;
+};
+
+/* ---- verification ----------------------------------------------------- */
+
+static inline bool td_equal(const struct teddy *t, const u8 *w, const u8 *p,
+			    uint32_t len)
+{
+	uint32_t i;
+
+	if (!t->icase)
+		return memcmp(w, p, len) == 0;
+	for (i = 0; i < len; i++)
+		if (t->fold[w[i]] != p[i])
+			return false;
+	return true;
+}
+
+/* The occurrences at start @q of the patterns in buckets @bits; @avail
+ * bytes from s[q] are in hand (all of them, or the rest of the stream). */
+static void td_verify(const struct teddy *t, const u8 *s, size_t q,
+		      size_t avail, unsigned int bits, uint64_t sbase,
+		      struct td_ctx *ctx)
+{
+	uint64_t start = sbase + q;
+
+	while (bits) {
+		unsigned int b = (unsigned int)__builtin_ctz(bits);
+		uint32_t i, end = t->bucket[b + 1];
+
+		bits &= bits - 1;
+		for (i = t->bucket[b]; i < end; i++) {
+			const struct td_pat *p = &t->pat[i];
+			uint64_t e = start + p->len;
+
+			if (p->len > avail || e > UINT_MAX)
+				continue;
+			if (!td_equal(t, s + q, t->bytes + p->off, p->len))
+				continue;
+			if (ctx->have_prev && start == ctx->prev_start &&
+			    (e < ctx->prev_end ||
+			     (e == ctx->prev_end && p->id <= ctx->prev_id)))
+				continue; /* reported already */
+			ts_set_offer(&ctx->best, ctx->overlap,
+				     (unsigned int)start, (unsigned int)e,
+				     p->id);
+		}
+	}
+}
+
+/* The scalar filter at start @p (keyw bytes from s[p] readable). */
+static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
+				     size_t p, unsigned int keyw)
+{
+	unsigned int m = t->tab[0][s[p]];
+
+	if (keyw > 1)
+		m &= t->tab[1][s[p + 1]];
+	if (keyw > 2)
+		m &= t->tab[2][s[p + 2]];
+	return m;
+}
+
+#define TD_INLINE inline __attribute__((always_inline))
+
+static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
+				       size_t from, size_t last, uint64_t sbase,
+				       struct td_ctx *ctx, unsigned int keyw)
+{
+	size_t p;
+
+	for (p = from; p <= last; p++) {
+		unsigned int m = td_filter(t, s, p, keyw);
+
+		if (__builtin_expect(m != 0, 0)) {
+			td_verify(t, s, p, t->longest, m, sbase, ctx);
+			if (ctx->best.have)
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
+			   size_t last, uint64_t sbase, struct td_ctx *ctx)
+{
+	switch (t->keyw) {
+	case 1:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 1);
+	case 2:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 2);
+	default:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 3);
+	}
+}
+
+/* Go through the candidate starts base + k for the bits k of @mask, their
+ * buckets in @buckets[k]: true once one has an occurrence.  Out of line,
+ * so the scan loops keep their registers. */
+__attribute__((noinline)) static bool
+td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
+	const u8 *buckets, size_t last, uint64_t sbase, struct td_ctx *ctx)
+{
+	while (mask) {
+		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+
+		if (base + k > last)
+			return false;
+		td_verify(t, s, base + k, t->longest, buckets[k], sbase, ctx);
+		if (ctx->best.have)
+			return true;
+		mask &= mask - 1;
+	}
+	return false;
+}
+
+#if TD_X86
+#define TD_TARGET_SSSE3 __attribute__((target("ssse3")))
+#define TD_TARGET_AVX2 __attribute__((target("avx2")))
+#define TD_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+/*
+ * The vector scan: vectors of W starts from p, loads at p + j (j < keyw)
+ * inside the block while p <= n - keyw - W + 1, where n = last + longest
+ * bytes are in hand; two vectors per step (one branch for 2W starts).  The
+ * starts left after the last whole vector go to the scalar filter.
+ */
+#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE)                         \
+	do {                                                                   \
+		const size_t n = last + t->longest;                            \
+		size_t p = from, vend;                                         \
+		vec lo0, hi0, lo1, hi1, lo2, hi2;                              \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                  \
+                                                                               \
+		LOADT(lo0, t->lo[0]);                                          \
+		LOADT(hi0, t->hi[0]);                                          \
+		LOADT(lo1, t->lo[keyw > 1 ? 1 : 0]);                           \
+		LOADT(hi1, t->hi[keyw > 1 ? 1 : 0]);                           \
+		LOADT(lo2, t->lo[keyw > 2 ? 2 : 0]);                           \
+		LOADT(hi2, t->hi[keyw > 2 ? 2 : 0]);                           \
+		if (n >= keyw + (W)-1) {                                       \
+			vend = n - keyw - (W) + 1;                             \
+			if (vend > last)                                       \
+				vend = last;                                   \
+			for (; p + (W) <= vend; p += 2 * (W)) {                \
+				vec a = MASK(p), b = MASK(p + (W));            \
+				uint64_t m;                                    \
+				if (__builtin_expect(!(NZ(a) | NZ(b)), 1))     \
+					continue;                              \
+				m = NZ(a) | NZ(b) << (W);                      \
+				STORE(buf, a);                                 \
+				STORE(buf + (W), b);                           \
+				if (td_walk(t, s, p, m, buf, last, sbase,      \
+					    ctx))                              \
+					return true;                           \
+			}                                                      \
+			for (; p <= vend; p += (W)) {                          \
+				vec a = MASK(p);                               \
+				if (!NZ(a))                                    \
+					continue;                              \
+				STORE(buf, a);                                 \
+				if (td_walk(t, s, p, NZ(a), buf, last, sbase,  \
+					    ctx))                              \
+					return true;                           \
+			}                                                      \
+		}                                                              \
+		return p <= last &&                                            \
+		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);      \
+	} while (0)
+
+/* ---- SSSE3 ---- */
+
+#define TD_LOADT16(v, tab) v = _mm_load_si128((const __m128i *)(tab))
+#define TD_STORE16(b, v) _mm_store_si128((__m128i *)(b), v)
+#define TD_NZ16(v)                                                   \
+	((uint64_t)(~(unsigned int)_mm_movemask_epi8(                \
+			    _mm_cmpeq_epi8(v, _mm_setzero_si128())) & \
+		    0xFFFFu))
+
+TD_TARGET_SSSE3 static TD_INLINE __m128i td_nib16(__m128i d, __m128i lo,
+						  __m128i hi)
+{
+	const __m128i f = _mm_set1_epi8(0x0F);
+
+	return _mm_and_si128(
+		_mm_shuffle_epi8(lo, _mm_and_si128(d, f)),
+		_mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(d, 4), f)));
+}
+
+TD_TARGET_SSSE3 static TD_INLINE __m128i
+td_mask16(const u8 *s, size_t p, unsigned int keyw, __m128i lo0, __m128i hi0,
+	  __m128i lo1, __m128i hi1, __m128i lo2, __m128i hi2)
+{
+	__m128i m = td_nib16(_mm_loadu_si128((const __m128i *)(s + p)), lo0,
+			     hi0);
+
+	if (keyw > 1)
+		m = _mm_and_si128(
+			m, td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 1)),
+				    lo1, hi1));
+	if (keyw > 2)
+		m = _mm_and_si128(
+			m, td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 2)),
+				    lo2, hi2));
+	return m;
+}
+
+#define TD_MASK16(p) td_mask16(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2)
+
+TD_TARGET_SSSE3 static TD_INLINE bool
+td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
+{
+	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16,
+		       TD_STORE16);
+}
+
+/* ---- AVX2 ---- */
+
+#define TD_LOADT32(v, tab) \
+	v = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(tab)))
+#define TD_STORE32(b, v) _mm256_store_si256((__m256i *)(b), v)
+#define TD_NZ32(v)                                              \
+	((uint64_t)(~(unsigned int)_mm256_movemask_epi8(        \
+		_mm256_cmpeq_epi8(v, _mm256_setzero_si256()))))
+
+TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
+						 __m256i hi)
+{
+	const __m256i f = _mm256_set1_epi8(0x0F);
+
+	return _mm256_and_si256(
+		_mm256_shuffle_epi8(lo, _mm256_and_si256(d, f)),
+		_mm256_shuffle_epi8(hi,
+				    _mm256_and_si256(_mm256_srli_epi16(d, 4), f)));
+}
+
+TD_TARGET_AVX2 static TD_INLINE __m256i
+td_mask32(const u8 *s, size_t p, unsigned int keyw, __m256i lo0, __m256i hi0,
+	  __m256i lo1, __m256i hi1, __m256i lo2, __m256i hi2)
+{
+	__m256i m = td_nib32(_mm256_loadu_si256((const __m256i *)(s + p)), lo0,
+			     hi0);
+
+	if (keyw > 1)
+		m = _mm256_and_si256(
+			m, td_nib32(_mm256_loadu_si256(
+					    (const __m256i *)(s + p + 1)),
+				    lo1, hi1));
+	if (keyw > 2)
+		m = _mm256_and_si256(
+			m, td_nib32(_mm256_loadu_si256(
+					    (const __m256i *)(s + p + 2)),
+				    lo2, hi2));
+	return m;
+}
+
+#define TD_MASK32(p) td_mask32(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2)
+
+TD_TARGET_AVX2 static TD_INLINE bool
+td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
+{
+	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32,
+		       TD_STORE32);
+}
+
+/* ---- AVX-512BW: one vector per step (64 starts fill the mask) ---- */
+
+#define TD_LOADT64(v, tab) \
+	v = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(tab)))
+#define TD_STORE64(b, v) _mm512_store_si512((void *)(b), v)
+#define TD_NZ64(v) ((uint64_t)_mm512_test_epi8_mask(v, v))
+
+TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
+						   __m512i hi)
+{
+	const __m512i f = _mm512_set1_epi8(0x0F);
+
+	return _mm512_and_si512(
+		_mm512_shuffle_epi8(lo, _mm512_and_si512(d, f)),
+		_mm512_shuffle_epi8(hi,
+				    _mm512_and_si512(_mm512_srli_epi16(d, 4), f)));
+}
+
+TD_TARGET_AVX512 static TD_INLINE __m512i
+td_mask64(const u8 *s, size_t p, unsigned int keyw, __m512i lo0, __m512i hi0,
+	  __m512i lo1, __m512i hi1, __m512i lo2, __m512i hi2)
+{
+	__m512i m = td_nib64(_mm512_loadu_si512((const void *)(s + p)), lo0,
+			     hi0);
+
+	if (keyw > 1)
+		m = _mm512_and_si512(
+			m, td_nib64(_mm512_loadu_si512((const void *)(s + p + 1)),
+				    lo1, hi1));
+	if (keyw > 2)
+		m = _mm512_and_si512(
+			m, td_nib64(_mm512_loadu_si512((const void *)(s + p + 2)),
+				    lo2, hi2));
+	return m;
+}
+
+#define TD_MASK64(p) td_mask64(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2)
+
+TD_TARGET_AVX512 static TD_INLINE bool
+td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+		 uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
+{
+	const size_t n = last + t->longest;
+	size_t p = from, vend;
+	__m512i lo0, hi0, lo1, hi1, lo2, hi2;
+	u8 buf[64] __attribute__((aligned(64)));
+
+	TD_LOADT64(lo0, t->lo[0]);
+	TD_LOADT64(hi0, t->hi[0]);
+	TD_LOADT64(lo1, t->lo[keyw > 1 ? 1 : 0]);
+	TD_LOADT64(hi1, t->hi[keyw > 1 ? 1 : 0]);
+	TD_LOADT64(lo2, t->lo[keyw > 2 ? 2 : 0]);
+	TD_LOADT64(hi2, t->hi[keyw > 2 ? 2 : 0]);
+	if (n >= keyw + 63) {
+		vend = n - keyw - 63;
+		if (vend > last)
+			vend = last;
+		for (; p <= vend; p += 64) {
+			__m512i a = TD_MASK64(p);
+			uint64_t m = TD_NZ64(a);
+
+			if (__builtin_expect(!m, 1))
+				continue;
+			TD_STORE64(buf, a);
+			if (td_walk(t, s, p, m, buf, last, sbase, ctx))
+				return true;
+		}
+	}
+	return p <= last && td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);
+}
+
+/* Each level for key widths 1, 2 and 3, without a branch in the loop. */
+#define TD_SCAN_LEVEL(name, target)                                          \
+	target static bool name(const struct teddy *t, const u8 *s,          \
+				size_t from, size_t last, uint64_t sbase,    \
+				struct td_ctx *ctx)                          \
+	{                                                                    \
+		switch (t->keyw) {                                           \
+		case 1:                                                      \
+			return name##_k(t, s, from, last, sbase, ctx, 1);    \
+		case 2:                                                      \
+			return name##_k(t, s, from, last, sbase, ctx, 2);    \
+		default:                                                     \
+			return name##_k(t, s, from, last, sbase, ctx, 3);    \
+		}                                                            \
+	}
+TD_SCAN_LEVEL(td_scan_ssse3, TD_TARGET_SSSE3)
+TD_SCAN_LEVEL(td_scan_avx2, TD_TARGET_AVX2)
+TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
+#endif /* TD_X86 */
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+static pthread_once_t td_probe_once = PTHREAD_ONCE_INIT;
+static enum td_level td_best = TD_SCALAR; /* written once, under the once */
+
+static void td_probe(void)
+{
+#if TD_X86
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw"))
+		td_best = TD_AVX512;
+	else if (__builtin_cpu_supports("avx2"))
+		td_best = TD_AVX2;
+	else if (__builtin_cpu_supports("ssse3"))
+		td_best = TD_SSSE3;
+#endif
+}
+
+static const td_scan_fn td_scans[TD_NLEVELS] = {
+	td_scan_scalar,
+#if TD_X86
+	td_scan_ssse3,
+	td_scan_avx2,
+	td_scan_avx512,
+#endif
+};
+
+static enum td_level td_level_for(enum td_level wanted)
+{
+	pthread_once(&td_probe_once, td_probe);
+	return wanted < td_best ? wanted : td_best;
+}
+
+/* ---- the search -------------------------------------------------------- */
+
+/* Settle carried starts [from, to) of @c (@clen bytes, c[0] at @cbase) one
+ * by one; true once one has an occurrence. */
+static bool td_scan_carry(const struct teddy *t, const u8 *c, size_t from,
+			  size_t to, size_t clen, uint64_t cbase,
+			  struct td_ctx *ctx)
+{
+	size_t p;
+
+	for (p = from; p < to && p + t->keyw <= clen; p++) {
+		unsigned int m = td_filter(t, c, p, t->keyw);
+
+		if (m) {
+			td_verify(t, c, p, clen - p, m, cbase, ctx);
+			if (ctx->best.have)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Search from state->offset.  pos is the first start not yet settled; want
+ * the stream offset of the next block to ask for.  While pos < want the
+ * carry holds stream bytes [cbase, want), cbase <= pos, and want - pos <
+ * longest (the starts there need more bytes).
+ */
+static unsigned int td_find(struct ts_config *conf, struct ts_state *state)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	const size_t m = t->longest;
+	const size_t cap = 2 * (m - 1);
+	uint64_t pos = state->offset, want = pos, cbase = pos, bstart;
+	u8 stack[TD_STACK_CARRY], *carry = stack;
+	size_t clen = 0;
+	unsigned int n, ret = UINT_MAX;
+	const u8 *blk;
+	struct td_ctx ctx = { .overlap = conf->flags & TS_OVERLAP };
+
+	if (ctx.overlap)
+		ctx.have_prev = ts_overlap_prev(state, &ctx.prev_end,
+						&ctx.prev_id);
+	ctx.prev_start = state->offset;
+	if (cap > sizeof(stack)) {
+		carry = malloc(cap);
+		if (!carry) {
+			errno = ENOMEM;
+			return UINT_MAX;
+		}
+	}
+	for (;;) {
+		if (pos + t->shortest > UINT_MAX || want > UINT_MAX)
+			break;
+		n = conf->get_next_block((unsigned int)want, &blk, conf, state);
+		if (!n)
+			break;
+		bstart = want;
+		if (pos < bstart) {
+			/* starts straddling the boundary: at most m - 1
+			 * bytes more complete them all, unless the block
+			 * is shorter (then all of it is carried) */
+			size_t take = n < m - 1 ? n : m - 1, from_c, end_c;
+
+			if (clen + take > cap) {
+				size_t dead = (size_t)(pos - cbase);
+
+				memmove(carry, carry + dead, clen - dead);
+				clen -= dead;
+				cbase = pos;
+			}
+			memcpy(carry + clen, blk, take);
+			clen += take;
+			from_c = (size_t)(pos - cbase);
+			/* the starts whose longest window is in hand */
+			end_c = clen >= m ? clen - m + 1 : 0;
+			if (end_c > (size_t)(bstart - cbase))
+				end_c = (size_t)(bstart - cbase);
+			if (from_c < end_c) {
+				if (td_scan_carry(t, carry, from_c, end_c, clen,
+						  cbase, &ctx))
+					goto match;
+				pos = cbase + end_c;
+			}
+			if (pos < bstart) {
+				want = bstart + n; /* all of it carried */
+				continue;
+			}
+			clen = 0;
+		}
+		pos = bstart;
+		if (n >= m) {
+			if (t->scan(t, blk, 0, n - m, bstart, &ctx))
+				goto match;
+			pos = bstart + n - m + 1;
+		}
+		cbase = pos;
+		clen = (size_t)(bstart + n - pos);
+		memcpy(carry, blk + (pos - bstart), clen);
+		want = bstart + n;
+	}
+	/* the end of the stream: the starts left, with what there is */
+	if (pos < want &&
+	    td_scan_carry(t, carry, (size_t)(pos - cbase), clen, clen, cbase,
+			  &ctx))
+		goto match;
+	goto out;
+match:
+	state->offset = ctx.best.end;
+	ts_set_match(state, ctx.best.id);
+	ret = ctx.best.start;
+out:
+	if (carry != stack)
+		free(carry);
+	return ret;
+}
+
+/* ---- building ---------------------------------------------------------- */
+
+/* The order of patterns in the buckets: by folded key, then length. */
+struct td_sort {
+	const u8 *key;
+	uint32_t len, id;
+	unsigned int keyw;
+};
+
+static int td_cmp(const void *a, const void *b)
+{
+	const struct td_sort *x = a, *y = b;
+	int c = memcmp(x->key, y->key, x->keyw);
+
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct ts_config *td_init_level(const void *const *patterns,
+				       const unsigned int *lens,
+				       unsigned int count, gfp_t gfp_mask,
+				       int flags, enum td_level wanted)
+{
+	struct ts_config *conf;
+	struct teddy *t;
+	struct td_sort *order;
+	size_t payload, bytes = 0, off = 0;
+	unsigned int i, j, b, x;
+
+	if (count > TD_MAX_PATTERNS) {
+		ts_fail(-EINVAL,
+			"teddy: %u patterns, at most %u (\"ac\" or \"auto\" "
+			"take more)",
+			count, TD_MAX_PATTERNS);
+		return ERR_PTR(-EINVAL);
+	}
+	for (i = 0; i < count; i++)
+		if (!ts_size_add(bytes, lens[i], &bytes))
+			return ERR_PTR(-EINVAL);
+	if (bytes > UINT32_MAX ||
+	    !ts_size_add(sizeof(*t), count * sizeof(struct td_pat), &payload) ||
+	    !ts_size_add(payload, bytes, &payload) ||
+	    !ts_size_add(payload, lens[0], &payload))
+		return ERR_PTR(-EINVAL);
+	order = malloc(count * sizeof(*order));
+	if (!order)
+		return ERR_PTR(-ENOMEM);
+	conf = alloc_ts_config(payload, gfp_mask);
+	if (IS_ERR(conf)) {
+		free(order);
+		return conf;
+	}
+	t = ts_config_priv(conf);
+	t->pat = (struct td_pat *)(t + 1);
+	t->bytes = (u8 *)(t->pat + count);
+	t->pattern0 = t->bytes + bytes;
+	t->len0 = lens[0];
+	memcpy(t->pattern0, patterns[0], lens[0]);
+	t->count = count;
+	t->icase = flags & TS_IGNORECASE;
+	ts_fill_fold_table(t->fold, t->icase);
+	t->shortest = UINT_MAX;
+	for (i = 0; i < count; i++) {
+		if (lens[i] > t->longest)
+			t->longest = lens[i];
+		if (lens[i] < t->shortest)
+			t->shortest = lens[i];
+	}
+	t->keyw = t->shortest < TD_MAXKEY ? t->shortest : TD_MAXKEY;
+
+	/* the folded patterns, then sorted by key into the buckets */
+	for (i = 0; i < count; i++) {
+		const u8 *p = patterns[i];
+		u8 *dst = t->bytes + off;
+
+		for (j = 0; j < lens[i]; j++)
+			dst[j] = t->fold[p[j]];
+		order[i] = (struct td_sort){ dst, lens[i], i, t->keyw };
+		t->pat[i] = (struct td_pat){ (uint32_t)off, lens[i], i };
+		off += lens[i];
+	}
+	qsort(order, count, sizeof(*order), td_cmp);
+	for (i = 0; i < count; i++)
+		t->pat[i] = (struct td_pat){ (uint32_t)(order[i].key - t->bytes),
+					     order[i].len, order[i].id };
+	free(order);
+	for (b = 0; b <= TD_BUCKETS; b++)
+		t->bucket[b] = (uint32_t)((uint64_t)count * b / TD_BUCKETS);
+	/* keep patterns with the same key in one bucket: move each
+	 * boundary forward past the key it splits */
+	for (b = 1; b < TD_BUCKETS; b++) {
+		uint32_t k = t->bucket[b];
+
+		if (k < t->bucket[b - 1])
+			k = t->bucket[b - 1];
+		while (k > 0 && k < count &&
+		       !memcmp(t->bytes + t->pat[k].off,
+			       t->bytes + t->pat[k - 1].off, t->keyw))
+			k++;
+		t->bucket[b] = k;
+	}
+
+	/* the nibble tables: every byte that folds to the key byte */
+	for (b = 0; b < TD_BUCKETS; b++)
+		for (i = t->bucket[b]; i < t->bucket[b + 1]; i++)
+			for (j = 0; j < t->keyw; j++)
+				for (x = 0; x < 256; x++)
+					if (t->fold[x] ==
+					    t->bytes[t->pat[i].off + j]) {
+						t->lo[j][x & 15] |= (u8)(1u << b);
+						t->hi[j][x >> 4] |= (u8)(1u << b);
+					}
+	for (j = 0; j < TD_MAXKEY; j++)
+		for (x = 0; x < 256; x++)
+			t->tab[j][x] = j < t->keyw ?
+					       t->lo[j][x & 15] & t->hi[j][x >> 4] :
+					       0xFF;
+	t->level = td_level_for(wanted);
+	t->scan = td_scans[t->level];
+	return conf;
+}
+
+#define TD_INIT(suffix, lvl)                                                 \
+	static struct ts_config *td_init_set_##suffix(                       \
+		const void *const *patterns, const unsigned int *lens,       \
+		unsigned int count, gfp_t gfp_mask, int flags)               \
+	{                                                                    \
+		return td_init_level(patterns, lens, count, gfp_mask, flags, \
+				     lvl);                                   \
+	}                                                                    \
+	static struct ts_config *td_init_##suffix(const void *pattern,       \
+						  unsigned int len,          \
+						  gfp_t gfp_mask, int flags) \
+	{                                                                    \
+		return td_init_level(&pattern, &len, 1, gfp_mask, flags,     \
+				     lvl);                                   \
+	}
+TD_INIT(best, TD_AVX512)
+TD_INIT(avx512, TD_AVX512)
+TD_INIT(avx2, TD_AVX2)
+TD_INIT(ssse3, TD_SSSE3)
+TD_INIT(scalar, TD_SCALAR)
+
+static void *td_get_pattern(struct ts_config *conf)
+{
+	return ((struct teddy *)ts_config_priv(conf))->pattern0;
+}
+
+static unsigned int td_get_pattern_len(struct ts_config *conf)
+{
+	return ((struct teddy *)ts_config_priv(conf))->len0;
+}
+
+#define TD_OPS(var, str, suffix)                       \
+	struct ts_ops var = {                          \
+		.name = str,                           \
+		.init = td_init_##suffix,              \
+		.find = td_find,                       \
+		.get_pattern = td_get_pattern,         \
+		.get_pattern_len = td_get_pattern_len, \
+		.init_set = td_init_set_##suffix,      \
+	}
+TD_OPS(ts_teddy_ops, "teddy", best);
+TD_OPS(ts_teddy_avx512_ops, "teddy_avx512", avx512);
+TD_OPS(ts_teddy_avx2_ops, "teddy_avx2", avx2);
+TD_OPS(ts_teddy_ssse3_ops, "teddy_ssse3", ssse3);
+TD_OPS(ts_teddy_scalar_ops, "teddy_scalar", scalar);
