@@ -263,43 +263,49 @@ static void differential_sets(void **unused)
 			/* ac or auto, then teddy at some level (it takes
 			 * up to 128 patterns) */
 			for (a = 0; a < 2; a++) {
-			const char *algo = a == 0 ? (rng_below(&r, 4) ? "ac" : "auto") :
-				teddy_levels[rng_below(&r, N_TEDDY)];
-			struct ts_config *conf;
-			struct ts_state st;
-			struct blocks *b;
-			unsigned int calls;
-			bool kernel;
+				const char *algo =
+					a == 0 ? (rng_below(&r, 4) ? "ac" :
+								     "auto") :
+						 teddy_levels[rng_below(
+							 &r, N_TEDDY)];
+				struct ts_config *conf;
+				struct ts_state st;
+				struct blocks *b;
+				unsigned int calls;
+				bool kernel;
 
-			if (a == 1 && s.count > 128)
-				break;
-			conf = textsearch_prepare_set(
-				algo, (const void *const *)s.pat, s.len,
-				s.count, GFP_KERNEL, flags);
-			if (IS_ERR(conf))
-				fail_msg("%s: %s", algo, textsearch_last_error());
-			compared += compare_run(algo, conf, &st,
-						textsearch_find_continuous(
-							conf, &st, data, dlen),
-						want, nwant, &s, data, dlen);
-			b = blocks_random(data, dlen, &r,
-					  (int)rng_below(&r, 3));
-			/* the provider per call, or the kernel's way */
-			kernel = rng_below(&r, 4) == 0;
-			compared += compare_run(
-				kernel ? "kernel-style blocks" : "blocks", conf,
-				&st,
-				kernel ?
-					blocks_find_kernel_style(conf, &st, b) :
-					blocks_find(conf, &st, b),
-				want, nwant, &s, data, dlen);
-			/* every find/next call ran finish once, the last
+				if (a == 1 && s.count > 128)
+					break;
+				conf = textsearch_prepare_set(
+					algo, (const void *const *)s.pat, s.len,
+					s.count, GFP_KERNEL, flags);
+				if (IS_ERR(conf))
+					fail_msg("%s: %s", algo,
+						 textsearch_last_error());
+				compared += compare_run(
+					algo, conf, &st,
+					textsearch_find_continuous(conf, &st,
+								   data, dlen),
+					want, nwant, &s, data, dlen);
+				b = blocks_random(data, dlen, &r,
+						  (int)rng_below(&r, 3));
+				/* the provider per call, or the kernel's way */
+				kernel = rng_below(&r, 4) == 0;
+				compared += compare_run(
+					kernel ? "kernel-style blocks" :
+						 "blocks",
+					conf, &st,
+					kernel ? blocks_find_kernel_style(
+							 conf, &st, b) :
+						 blocks_find(conf, &st, b),
+					want, nwant, &s, data, dlen);
+				/* every find/next call ran finish once, the last
 			 * two being the UINT_MAX ones */
-			calls = nwant + 2;
-			assert_true(blocks_ok(b));
-			assert_int_equal(blocks_finishes(b), calls);
-			blocks_free(b);
-			textsearch_destroy(conf);
+				calls = nwant + 2;
+				assert_true(blocks_ok(b));
+				assert_int_equal(blocks_finishes(b), calls);
+				blocks_free(b);
+				textsearch_destroy(conf);
 			}
 			free(want);
 		}
@@ -374,7 +380,7 @@ static void prepare_set_errors(void **unused)
 	textsearch_destroy(conf);
 	conf = textsearch_prepare_set("auto", p, l, 2, GFP_KERNEL, 0);
 	assert_false(IS_ERR(conf));
-	assert_string_equal(conf->ops->name, "ac");
+	assert_string_equal(conf->ops->name, "teddy");
 	assert_int_equal(textsearch_get_pattern_len(conf), 2);
 	assert_memory_equal(textsearch_get_pattern(conf), "ab", 2);
 	textsearch_destroy(conf);
@@ -385,6 +391,71 @@ static void prepare_set_errors(void **unused)
 	assert_int_equal(
 		PTR_ERR(textsearch_prepare("kmp", "a", 1, GFP_KERNEL, 8)),
 		-EINVAL);
+}
+
+/* Which algorithm "auto" takes for a set of @count patterns, all @len
+ * bytes but the last, which has @last. */
+static const char *auto_choice(unsigned int count, unsigned int len,
+			       unsigned int last, int flags)
+{
+	static const char bytes[] = "abcdefghijklmnopqrstuvwxyz";
+	static char name[32];
+	const void *p[200];
+	unsigned int l[200], i;
+	struct ts_config *conf;
+
+	assert_true(count <= 200 && len <= 8 && last <= 8);
+	for (i = 0; i < count; i++) {
+		p[i] = bytes + i % 18;
+		l[i] = i == count - 1 ? last : len;
+	}
+	conf = textsearch_prepare_set("auto", p, l, count, GFP_KERNEL, flags);
+	assert_false(IS_ERR(conf));
+	snprintf(name, sizeof(name), "%s", conf->ops->name);
+	textsearch_destroy(conf);
+	return name;
+}
+
+/* The thresholds registry.c documents (docs/performance.md measured
+ * them): teddy up to 8 patterns, 32 from 2 bytes, 64 from 3; ac past. */
+static void auto_set_choices(void **unused)
+{
+	(void)unused;
+	assert_string_equal(auto_choice(2, 5, 5, 0), "teddy");
+	assert_string_equal(auto_choice(8, 5, 1, 0), "teddy");
+	assert_string_equal(auto_choice(8, 1, 1, TS_IGNORECASE), "teddy");
+	assert_string_equal(auto_choice(9, 5, 1, 0), "ac");
+	assert_string_equal(auto_choice(32, 5, 2, 0), "teddy");
+	assert_string_equal(auto_choice(33, 5, 2, 0), "ac");
+	assert_string_equal(auto_choice(64, 5, 3, TS_OVERLAP), "teddy");
+	assert_string_equal(auto_choice(65, 5, 3, 0), "ac");
+	assert_string_equal(auto_choice(64, 5, 2, 0), "ac");
+	assert_string_equal(auto_choice(128, 8, 8, 0), "ac");
+	assert_string_equal(auto_choice(200, 8, 8, 0), "ac");
+}
+
+/* teddy refuses more than 128 patterns, saying why; 128 it takes. */
+static void teddy_limit(void **unused)
+{
+	const void *p[129];
+	unsigned int l[129], i;
+	struct ts_config *conf;
+
+	(void)unused;
+	for (i = 0; i < 129; i++) {
+		p[i] = "abcdefgh" + i % 8;
+		l[i] = 1;
+	}
+	conf = textsearch_prepare_set("teddy_scalar", p, l, 129, GFP_KERNEL, 0);
+	assert_true(IS_ERR(conf));
+	assert_int_equal(PTR_ERR(conf), -EINVAL);
+	assert_non_null(strstr(textsearch_last_error(), "at most 128"));
+	conf = textsearch_prepare_set("teddy", p, l, 128, GFP_KERNEL, 0);
+	assert_false(IS_ERR(conf));
+	assert_int_equal(textsearch_find_continuous(
+				 conf, &(struct ts_state){ 0 }, "xxh", 3),
+			 2);
+	textsearch_destroy(conf);
 }
 
 static void match_id_len_single(void **unused)
@@ -812,6 +883,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(prepare_set_errors),
 		cmocka_unit_test(match_id_len_single),
+		cmocka_unit_test(auto_set_choices),
+		cmocka_unit_test(teddy_limit),
 		cmocka_unit_test(overlap_single_every_algorithm),
 		cmocka_unit_test(set_of_one_is_single),
 		cmocka_unit_test(every_byte_value),

@@ -57,13 +57,16 @@
 
 #define TD_MAX_PATTERNS 128u
 #define TD_BUCKETS 8u
-#define TD_MAXKEY 3u
+#define TD_MAXKEY 4u
 #define TD_STACK_CARRY 512
 
 enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_NLEVELS };
 
 struct td_pat {
-	uint32_t off; /* of its folded bytes in td->bytes */
+	uint64_t val;  /* its first min(8, len) folded bytes */
+	uint64_t keep; /* 0xFF for each of those bytes */
+	uint64_t orm;  /* 0x20 where a data byte matches either case */
+	uint32_t off;  /* of its folded bytes in td->bytes */
 	uint32_t len;
 	uint32_t id;
 };
@@ -116,13 +119,18 @@ static inline bool td_equal(const struct teddy *t, const u8 *w, const u8 *p,
 }
 
 /* The occurrences at start @q of the patterns in buckets @bits; @avail
- * bytes from s[q] are in hand (all of them, or the rest of the stream). */
+ * bytes from s[q] are in hand (all a pattern needs, or the rest of the
+ * stream).  With 8 of them, the first 8 bytes of a pattern are checked in
+ * one compare: a folded letter c is matched by exactly the bytes x with
+ * x | 0x20 == c, any other byte by itself only (as in rarebyte.c). */
 static void td_verify(const struct teddy *t, const u8 *s, size_t q,
 		      size_t avail, unsigned int bits, uint64_t sbase,
 		      struct td_ctx *ctx)
 {
-	uint64_t start = sbase + q;
+	uint64_t start = sbase + q, w8 = 0;
 
+	if (avail >= 8)
+		memcpy(&w8, s + q, 8);
 	while (bits) {
 		unsigned int b = (unsigned int)__builtin_ctz(bits);
 		uint32_t i, end = t->bucket[b + 1];
@@ -134,8 +142,18 @@ static void td_verify(const struct teddy *t, const u8 *s, size_t q,
 
 			if (p->len > avail || e > UINT_MAX)
 				continue;
-			if (!td_equal(t, s + q, t->bytes + p->off, p->len))
+			if (avail >= 8) {
+				if (((w8 | p->orm) & p->keep) != p->val)
+					continue;
+				if (p->len > 8 &&
+				    !td_equal(t, s + q + 8,
+					      t->bytes + p->off + 8,
+					      p->len - 8))
+					continue;
+			} else if (!td_equal(t, s + q, t->bytes + p->off,
+					     p->len)) {
 				continue;
+			}
 			if (ctx->have_prev && start == ctx->prev_start &&
 			    (e < ctx->prev_end ||
 			     (e == ctx->prev_end && p->id <= ctx->prev_id)))
@@ -157,6 +175,8 @@ static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
 		m &= t->tab[1][s[p + 1]];
 	if (keyw > 2)
 		m &= t->tab[2][s[p + 2]];
+	if (keyw > 3)
+		m &= t->tab[3][s[p + 3]];
 	return m;
 }
 
@@ -172,7 +192,8 @@ static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
 		unsigned int m = td_filter(t, s, p, keyw);
 
 		if (__builtin_expect(m != 0, 0)) {
-			td_verify(t, s, p, t->longest, m, sbase, ctx);
+			td_verify(t, s, p, last + t->longest - p, m, sbase,
+				  ctx);
 			if (ctx->best.have)
 				return true;
 		}
@@ -188,8 +209,10 @@ static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
 		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 1);
 	case 2:
 		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 2);
-	default:
+	case 3:
 		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 3);
+	default:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 4);
 	}
 }
 
@@ -205,7 +228,8 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 
 		if (base + k > last)
 			return false;
-		td_verify(t, s, base + k, t->longest, buckets[k], sbase, ctx);
+		td_verify(t, s, base + k, last + t->longest - (base + k),
+			  buckets[k], sbase, ctx);
 		if (ctx->best.have)
 			return true;
 		mask &= mask - 1;
@@ -224,55 +248,57 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * bytes are in hand; two vectors per step (one branch for 2W starts).  The
  * starts left after the last whole vector go to the scalar filter.
  */
-#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE)                         \
-	do {                                                                   \
-		const size_t n = last + t->longest;                            \
-		size_t p = from, vend;                                         \
-		vec lo0, hi0, lo1, hi1, lo2, hi2;                              \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                  \
-                                                                               \
-		LOADT(lo0, t->lo[0]);                                          \
-		LOADT(hi0, t->hi[0]);                                          \
-		LOADT(lo1, t->lo[keyw > 1 ? 1 : 0]);                           \
-		LOADT(hi1, t->hi[keyw > 1 ? 1 : 0]);                           \
-		LOADT(lo2, t->lo[keyw > 2 ? 2 : 0]);                           \
-		LOADT(hi2, t->hi[keyw > 2 ? 2 : 0]);                           \
-		if (n >= keyw + (W)-1) {                                       \
-			vend = n - keyw - (W) + 1;                             \
-			if (vend > last)                                       \
-				vend = last;                                   \
-			for (; p + (W) <= vend; p += 2 * (W)) {                \
-				vec a = MASK(p), b = MASK(p + (W));            \
-				uint64_t m;                                    \
-				if (__builtin_expect(!(NZ(a) | NZ(b)), 1))     \
-					continue;                              \
-				m = NZ(a) | NZ(b) << (W);                      \
-				STORE(buf, a);                                 \
-				STORE(buf + (W), b);                           \
-				if (td_walk(t, s, p, m, buf, last, sbase,      \
-					    ctx))                              \
-					return true;                           \
-			}                                                      \
-			for (; p <= vend; p += (W)) {                          \
-				vec a = MASK(p);                               \
-				if (!NZ(a))                                    \
-					continue;                              \
-				STORE(buf, a);                                 \
-				if (td_walk(t, s, p, NZ(a), buf, last, sbase,  \
-					    ctx))                              \
-					return true;                           \
-			}                                                      \
-		}                                                              \
-		return p <= last &&                                            \
-		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);      \
+#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE)                        \
+	do {                                                                  \
+		const size_t n = last + t->longest;                           \
+		size_t p = from, vend;                                        \
+		vec lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;                   \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                 \
+                                                                              \
+		LOADT(lo0, t->lo[0]);                                         \
+		LOADT(hi0, t->hi[0]);                                         \
+		LOADT(lo1, t->lo[keyw > 1 ? 1 : 0]);                          \
+		LOADT(hi1, t->hi[keyw > 1 ? 1 : 0]);                          \
+		LOADT(lo2, t->lo[keyw > 2 ? 2 : 0]);                          \
+		LOADT(hi2, t->hi[keyw > 2 ? 2 : 0]);                          \
+		LOADT(lo3, t->lo[keyw > 3 ? 3 : 0]);                          \
+		LOADT(hi3, t->hi[keyw > 3 ? 3 : 0]);                          \
+		if (n >= keyw + (W)-1) {                                      \
+			vend = n - keyw - (W) + 1;                            \
+			if (vend > last)                                      \
+				vend = last;                                  \
+			for (; p + (W) <= vend; p += 2 * (W)) {               \
+				vec a = MASK(p), b = MASK(p + (W));           \
+				uint64_t m;                                   \
+				if (__builtin_expect(!(NZ(a) | NZ(b)), 1))    \
+					continue;                             \
+				m = NZ(a) | NZ(b) << (W);                     \
+				STORE(buf, a);                                \
+				STORE(buf + (W), b);                          \
+				if (td_walk(t, s, p, m, buf, last, sbase,     \
+					    ctx))                             \
+					return true;                          \
+			}                                                     \
+			for (; p <= vend; p += (W)) {                         \
+				vec a = MASK(p);                              \
+				if (!NZ(a))                                   \
+					continue;                             \
+				STORE(buf, a);                                \
+				if (td_walk(t, s, p, NZ(a), buf, last, sbase, \
+					    ctx))                             \
+					return true;                          \
+			}                                                     \
+		}                                                             \
+		return p <= last &&                                           \
+		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);     \
 	} while (0)
 
 /* ---- SSSE3 ---- */
 
 #define TD_LOADT16(v, tab) v = _mm_load_si128((const __m128i *)(tab))
 #define TD_STORE16(b, v) _mm_store_si128((__m128i *)(b), v)
-#define TD_NZ16(v)                                                   \
-	((uint64_t)(~(unsigned int)_mm_movemask_epi8(                \
+#define TD_NZ16(v)                                                    \
+	((uint64_t)(~(unsigned int)_mm_movemask_epi8(                 \
 			    _mm_cmpeq_epi8(v, _mm_setzero_si128())) & \
 		    0xFFFFu))
 
@@ -286,32 +312,42 @@ TD_TARGET_SSSE3 static TD_INLINE __m128i td_nib16(__m128i d, __m128i lo,
 		_mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(d, 4), f)));
 }
 
-TD_TARGET_SSSE3 static TD_INLINE __m128i
-td_mask16(const u8 *s, size_t p, unsigned int keyw, __m128i lo0, __m128i hi0,
-	  __m128i lo1, __m128i hi1, __m128i lo2, __m128i hi2)
+TD_TARGET_SSSE3 static TD_INLINE __m128i td_mask16(const u8 *s, size_t p,
+						   unsigned int keyw,
+						   __m128i lo0, __m128i hi0,
+						   __m128i lo1, __m128i hi1,
+						   __m128i lo2, __m128i hi2,
+						   __m128i lo3, __m128i hi3)
 {
-	__m128i m = td_nib16(_mm_loadu_si128((const __m128i *)(s + p)), lo0,
-			     hi0);
+	__m128i m =
+		td_nib16(_mm_loadu_si128((const __m128i *)(s + p)), lo0, hi0);
 
 	if (keyw > 1)
 		m = _mm_and_si128(
-			m, td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 1)),
-				    lo1, hi1));
+			m,
+			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 1)),
+				 lo1, hi1));
 	if (keyw > 2)
 		m = _mm_and_si128(
-			m, td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 2)),
-				    lo2, hi2));
+			m,
+			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 2)),
+				 lo2, hi2));
+	if (keyw > 3)
+		m = _mm_and_si128(
+			m,
+			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 3)),
+				 lo3, hi3));
 	return m;
 }
 
-#define TD_MASK16(p) td_mask16(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2)
+#define TD_MASK16(p) \
+	td_mask16(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3)
 
 TD_TARGET_SSSE3 static TD_INLINE bool
 td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
 {
-	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16,
-		       TD_STORE16);
+	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16);
 }
 
 /* ---- AVX2 ---- */
@@ -319,8 +355,8 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 #define TD_LOADT32(v, tab) \
 	v = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(tab)))
 #define TD_STORE32(b, v) _mm256_store_si256((__m256i *)(b), v)
-#define TD_NZ32(v)                                              \
-	((uint64_t)(~(unsigned int)_mm256_movemask_epi8(        \
+#define TD_NZ32(v)                                       \
+	((uint64_t)(~(unsigned int)_mm256_movemask_epi8( \
 		_mm256_cmpeq_epi8(v, _mm256_setzero_si256()))))
 
 TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
@@ -330,13 +366,16 @@ TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
 
 	return _mm256_and_si256(
 		_mm256_shuffle_epi8(lo, _mm256_and_si256(d, f)),
-		_mm256_shuffle_epi8(hi,
-				    _mm256_and_si256(_mm256_srli_epi16(d, 4), f)));
+		_mm256_shuffle_epi8(
+			hi, _mm256_and_si256(_mm256_srli_epi16(d, 4), f)));
 }
 
-TD_TARGET_AVX2 static TD_INLINE __m256i
-td_mask32(const u8 *s, size_t p, unsigned int keyw, __m256i lo0, __m256i hi0,
-	  __m256i lo1, __m256i hi1, __m256i lo2, __m256i hi2)
+TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
+						  unsigned int keyw,
+						  __m256i lo0, __m256i hi0,
+						  __m256i lo1, __m256i hi1,
+						  __m256i lo2, __m256i hi2,
+						  __m256i lo3, __m256i hi3)
 {
 	__m256i m = td_nib32(_mm256_loadu_si256((const __m256i *)(s + p)), lo0,
 			     hi0);
@@ -351,17 +390,22 @@ td_mask32(const u8 *s, size_t p, unsigned int keyw, __m256i lo0, __m256i hi0,
 			m, td_nib32(_mm256_loadu_si256(
 					    (const __m256i *)(s + p + 2)),
 				    lo2, hi2));
+	if (keyw > 3)
+		m = _mm256_and_si256(
+			m, td_nib32(_mm256_loadu_si256(
+					    (const __m256i *)(s + p + 3)),
+				    lo3, hi3));
 	return m;
 }
 
-#define TD_MASK32(p) td_mask32(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2)
+#define TD_MASK32(p) \
+	td_mask32(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3)
 
 TD_TARGET_AVX2 static TD_INLINE bool
 td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
 {
-	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32,
-		       TD_STORE32);
+	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32);
 }
 
 /* ---- AVX-512BW: one vector per step (64 starts fill the mask) ---- */
@@ -378,29 +422,40 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 
 	return _mm512_and_si512(
 		_mm512_shuffle_epi8(lo, _mm512_and_si512(d, f)),
-		_mm512_shuffle_epi8(hi,
-				    _mm512_and_si512(_mm512_srli_epi16(d, 4), f)));
+		_mm512_shuffle_epi8(
+			hi, _mm512_and_si512(_mm512_srli_epi16(d, 4), f)));
 }
 
-TD_TARGET_AVX512 static TD_INLINE __m512i
-td_mask64(const u8 *s, size_t p, unsigned int keyw, __m512i lo0, __m512i hi0,
-	  __m512i lo1, __m512i hi1, __m512i lo2, __m512i hi2)
+TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
+						    unsigned int keyw,
+						    __m512i lo0, __m512i hi0,
+						    __m512i lo1, __m512i hi1,
+						    __m512i lo2, __m512i hi2,
+						    __m512i lo3, __m512i hi3)
 {
-	__m512i m = td_nib64(_mm512_loadu_si512((const void *)(s + p)), lo0,
-			     hi0);
+	__m512i m =
+		td_nib64(_mm512_loadu_si512((const void *)(s + p)), lo0, hi0);
 
 	if (keyw > 1)
 		m = _mm512_and_si512(
-			m, td_nib64(_mm512_loadu_si512((const void *)(s + p + 1)),
-				    lo1, hi1));
+			m,
+			td_nib64(_mm512_loadu_si512((const void *)(s + p + 1)),
+				 lo1, hi1));
 	if (keyw > 2)
 		m = _mm512_and_si512(
-			m, td_nib64(_mm512_loadu_si512((const void *)(s + p + 2)),
-				    lo2, hi2));
+			m,
+			td_nib64(_mm512_loadu_si512((const void *)(s + p + 2)),
+				 lo2, hi2));
+	if (keyw > 3)
+		m = _mm512_and_si512(
+			m,
+			td_nib64(_mm512_loadu_si512((const void *)(s + p + 3)),
+				 lo3, hi3));
 	return m;
 }
 
-#define TD_MASK64(p) td_mask64(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2)
+#define TD_MASK64(p) \
+	td_mask64(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3)
 
 TD_TARGET_AVX512 static TD_INLINE bool
 td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
@@ -408,7 +463,7 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 {
 	const size_t n = last + t->longest;
 	size_t p = from, vend;
-	__m512i lo0, hi0, lo1, hi1, lo2, hi2;
+	__m512i lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;
 	u8 buf[64] __attribute__((aligned(64)));
 
 	TD_LOADT64(lo0, t->lo[0]);
@@ -417,6 +472,8 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	TD_LOADT64(hi1, t->hi[keyw > 1 ? 1 : 0]);
 	TD_LOADT64(lo2, t->lo[keyw > 2 ? 2 : 0]);
 	TD_LOADT64(hi2, t->hi[keyw > 2 ? 2 : 0]);
+	TD_LOADT64(lo3, t->lo[keyw > 3 ? 3 : 0]);
+	TD_LOADT64(hi3, t->hi[keyw > 3 ? 3 : 0]);
 	if (n >= keyw + 63) {
 		vend = n - keyw - 63;
 		if (vend > last)
@@ -436,19 +493,21 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 }
 
 /* Each level for key widths 1, 2 and 3, without a branch in the loop. */
-#define TD_SCAN_LEVEL(name, target)                                          \
-	target static bool name(const struct teddy *t, const u8 *s,          \
-				size_t from, size_t last, uint64_t sbase,    \
-				struct td_ctx *ctx)                          \
-	{                                                                    \
-		switch (t->keyw) {                                           \
-		case 1:                                                      \
-			return name##_k(t, s, from, last, sbase, ctx, 1);    \
-		case 2:                                                      \
-			return name##_k(t, s, from, last, sbase, ctx, 2);    \
-		default:                                                     \
-			return name##_k(t, s, from, last, sbase, ctx, 3);    \
-		}                                                            \
+#define TD_SCAN_LEVEL(name, target)                                       \
+	target static bool name(const struct teddy *t, const u8 *s,       \
+				size_t from, size_t last, uint64_t sbase, \
+				struct td_ctx *ctx)                       \
+	{                                                                 \
+		switch (t->keyw) {                                        \
+		case 1:                                                   \
+			return name##_k(t, s, from, last, sbase, ctx, 1); \
+		case 2:                                                   \
+			return name##_k(t, s, from, last, sbase, ctx, 2); \
+		case 3:                                                   \
+			return name##_k(t, s, from, last, sbase, ctx, 3); \
+		default:                                                  \
+			return name##_k(t, s, from, last, sbase, ctx, 4); \
+		}                                                         \
 	}
 TD_SCAN_LEVEL(td_scan_ssse3, TD_TARGET_SSSE3)
 TD_SCAN_LEVEL(td_scan_avx2, TD_TARGET_AVX2)
@@ -530,8 +589,8 @@ static unsigned int td_find(struct ts_config *conf, struct ts_state *state)
 	struct td_ctx ctx = { .overlap = conf->flags & TS_OVERLAP };
 
 	if (ctx.overlap)
-		ctx.have_prev = ts_overlap_prev(state, &ctx.prev_end,
-						&ctx.prev_id);
+		ctx.have_prev =
+			ts_overlap_prev(state, &ctx.prev_end, &ctx.prev_id);
 	ctx.prev_start = state->offset;
 	if (cap > sizeof(stack)) {
 		carry = malloc(cap);
@@ -591,9 +650,8 @@ static unsigned int td_find(struct ts_config *conf, struct ts_state *state)
 		want = bstart + n;
 	}
 	/* the end of the stream: the starts left, with what there is */
-	if (pos < want &&
-	    td_scan_carry(t, carry, (size_t)(pos - cbase), clen, clen, cbase,
-			  &ctx))
+	if (pos < want && td_scan_carry(t, carry, (size_t)(pos - cbase), clen,
+					clen, cbase, &ctx))
 		goto match;
 	goto out;
 match:
@@ -687,13 +745,29 @@ static struct ts_config *td_init_level(const void *const *patterns,
 		for (j = 0; j < lens[i]; j++)
 			dst[j] = t->fold[p[j]];
 		order[i] = (struct td_sort){ dst, lens[i], i, t->keyw };
-		t->pat[i] = (struct td_pat){ (uint32_t)off, lens[i], i };
 		off += lens[i];
 	}
 	qsort(order, count, sizeof(*order), td_cmp);
-	for (i = 0; i < count; i++)
-		t->pat[i] = (struct td_pat){ (uint32_t)(order[i].key - t->bytes),
-					     order[i].len, order[i].id };
+	for (i = 0; i < count; i++) {
+		struct td_pat *p = &t->pat[i];
+		u8 val[8] = { 0 }, keep[8] = { 0 }, orm[8] = { 0 };
+
+		p->off = (uint32_t)(order[i].key - t->bytes);
+		p->len = order[i].len;
+		p->id = order[i].id;
+		for (j = 0; j < 8 && j < p->len; j++) {
+			u8 c = order[i].key[j];
+			bool letter = t->icase && t->fold[c ^ 0x20] == c &&
+				      (c ^ 0x20) != c;
+
+			val[j] = c;
+			keep[j] = 0xFF;
+			orm[j] = letter ? 0x20 : 0;
+		}
+		memcpy(&p->val, val, 8);
+		memcpy(&p->keep, keep, 8);
+		memcpy(&p->orm, orm, 8);
+	}
 	free(order);
 	for (b = 0; b <= TD_BUCKETS; b++)
 		t->bucket[b] = (uint32_t)((uint64_t)count * b / TD_BUCKETS);
@@ -718,33 +792,34 @@ static struct ts_config *td_init_level(const void *const *patterns,
 				for (x = 0; x < 256; x++)
 					if (t->fold[x] ==
 					    t->bytes[t->pat[i].off + j]) {
-						t->lo[j][x & 15] |= (u8)(1u << b);
-						t->hi[j][x >> 4] |= (u8)(1u << b);
+						t->lo[j][x & 15] |=
+							(u8)(1u << b);
+						t->hi[j][x >> 4] |=
+							(u8)(1u << b);
 					}
 	for (j = 0; j < TD_MAXKEY; j++)
 		for (x = 0; x < 256; x++)
-			t->tab[j][x] = j < t->keyw ?
-					       t->lo[j][x & 15] & t->hi[j][x >> 4] :
-					       0xFF;
+			t->tab[j][x] = j < t->keyw ? t->lo[j][x & 15] &
+							     t->hi[j][x >> 4] :
+						     0xFF;
 	t->level = td_level_for(wanted);
 	t->scan = td_scans[t->level];
 	return conf;
 }
 
-#define TD_INIT(suffix, lvl)                                                 \
-	static struct ts_config *td_init_set_##suffix(                       \
-		const void *const *patterns, const unsigned int *lens,       \
-		unsigned int count, gfp_t gfp_mask, int flags)               \
-	{                                                                    \
-		return td_init_level(patterns, lens, count, gfp_mask, flags, \
-				     lvl);                                   \
-	}                                                                    \
-	static struct ts_config *td_init_##suffix(const void *pattern,       \
-						  unsigned int len,          \
-						  gfp_t gfp_mask, int flags) \
-	{                                                                    \
-		return td_init_level(&pattern, &len, 1, gfp_mask, flags,     \
-				     lvl);                                   \
+#define TD_INIT(suffix, lvl)                                                   \
+	static struct ts_config *td_init_set_##suffix(                         \
+		const void *const *patterns, const unsigned int *lens,         \
+		unsigned int count, gfp_t gfp_mask, int flags)                 \
+	{                                                                      \
+		return td_init_level(patterns, lens, count, gfp_mask, flags,   \
+				     lvl);                                     \
+	}                                                                      \
+	static struct ts_config *td_init_##suffix(const void *pattern,         \
+						  unsigned int len,            \
+						  gfp_t gfp_mask, int flags)   \
+	{                                                                      \
+		return td_init_level(&pattern, &len, 1, gfp_mask, flags, lvl); \
 	}
 TD_INIT(best, TD_AVX512)
 TD_INIT(avx512, TD_AVX512)

@@ -59,9 +59,12 @@ static struct ts_ops *find_locked(const char *name)
 
 /*
  * What "auto" means for @pattern and @flags: the fastest built-in literal
- * search.  Today that is rarebyte whatever the pattern: its vector filter
- * wins from one byte up and folds case without slowing down.  The choice
- * is made here, per prepare, so it may come to depend on the pattern.
+ * search.  Measured (docs/performance.md, "auto"), that is rarebyte for
+ * every length from 1 to 256 bytes, exact and TS_IGNORECASE, absent and
+ * rare patterns, periodic ones included: its vector filter wins by 8x or
+ * more over bm, kmp and shiftor.  Only data dense with matches of a
+ * periodic pattern ("abab" in "abababab...") lets bm or shiftor catch up,
+ * and that depends on the data, which a prepare cannot see.
  */
 static const char *auto_algorithm(const void *pattern, unsigned int len,
 				  int flags)
@@ -74,12 +77,28 @@ static const char *auto_algorithm(const void *pattern, unsigned int len,
 
 /*
  * What "auto" means for a set: one pattern is searched by the single-
- * pattern choice (a set of one gives the same matches, with id 0); any
- * more by the Aho-Corasick automaton, which is linear whatever the set.
+ * pattern choice (a set of one gives the same matches, with id 0).  Small
+ * sets go to teddy, whose filter gets weaker as buckets fill and keys
+ * shorten (it keys on the first min(4, shortest) bytes); the thresholds
+ * are where it stopped beating Aho-Corasick on English-like text
+ * (docs/performance.md, "sets"): up to 8 patterns whatever their
+ * lengths, 32 from 2 bytes, 64 from 3 bytes.  The rest, and large sets
+ * in any case, go to "ac", which is linear whatever the set and data.
  */
-static const char *auto_set_algorithm(unsigned int count)
+static const char *auto_set_algorithm(const unsigned int *lens,
+				      unsigned int count)
 {
-	return count == 1 ? NULL : "ac";
+	unsigned int i, shortest = UINT_MAX;
+
+	if (count == 1)
+		return NULL;
+	for (i = 0; i < count; i++)
+		if (lens[i] < shortest)
+			shortest = lens[i];
+	if (count <= 8 || (count <= 32 && shortest >= 2) ||
+	    (count <= 64 && shortest >= 3))
+		return "teddy";
+	return "ac";
 }
 
 static int register_ops(struct ts_ops *ops)
@@ -382,7 +401,7 @@ struct ts_config *textsearch_prepare_set(const char *algo,
 		return prepare_error(err);
 
 	if (strcmp(algo, TS_AUTO_NAME) == 0) {
-		algo = auto_set_algorithm(count);
+		algo = auto_set_algorithm(lens, count);
 		if (!algo)
 			return textsearch_prepare(TS_AUTO_NAME, patterns[0],
 						  lens[0], gfp_mask, flags);
