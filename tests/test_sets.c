@@ -601,8 +601,8 @@ static void set_of_one_is_single(void **unused)
 		for (i = 0; i < sizeof(data); i++)
 			data[i] = "aAb"[rng_below(&r, 3)];
 		one = textsearch_prepare("kmp", pat, len, GFP_KERNEL, flags);
-		set = textsearch_prepare_set("ac", p, &len, 1, GFP_KERNEL,
-					     flags);
+		set = textsearch_prepare_set(round & 4 ? "teddy" : "ac", p,
+					     &len, 1, GFP_KERNEL, flags);
 		assert_false(IS_ERR(one) || IS_ERR(set));
 		a = textsearch_find_continuous(one, &s1, data, sizeof(data));
 		b = textsearch_find_continuous(set, &s2, data, sizeof(data));
@@ -654,6 +654,10 @@ static void *search_thread(void *arg)
 	return bad ? arg : NULL;
 }
 
+/* The set algorithms the tests below run each through. */
+static const char *const set_algos[] = { "ac", "teddy", "teddy_scalar" };
+#define N_SET_ALGOS (sizeof(set_algos) / sizeof(set_algos[0]))
+
 static void threads_share_a_set(void **unused)
 {
 	static u8 data[4000];
@@ -662,7 +666,7 @@ static void threads_share_a_set(void **unused)
 	pthread_t t[THREADS];
 	struct shared sh;
 	unsigned int i, j;
-	int ov;
+	unsigned int ov;
 
 	(void)unused;
 	s.count = 300;
@@ -678,15 +682,21 @@ static void threads_share_a_set(void **unused)
 	}
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = (u8)('a' + rng_below(&r, 5));
-	for (ov = 0; ov < 2; ov++) {
-		sh.conf = textsearch_prepare_set("ac",
-						 (const void *const *)s.pat,
-						 s.len, s.count, GFP_KERNEL,
-						 ov ? TS_OVERLAP : 0);
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
+		/* teddy takes up to 128: the first 100 */
+		struct set sub = s;
+
+		if (ov / 2)
+			sub.count = 100;
+		sh.conf = textsearch_prepare_set(set_algos[ov / 2],
+						 (const void *const *)sub.pat,
+						 sub.len, sub.count, GFP_KERNEL,
+						 ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(sh.conf));
 		sh.data = data;
 		sh.dlen = sizeof(data);
-		sh.want = reference(&s, data, sizeof(data), ov, &sh.nwant);
+		sh.want =
+			reference(&sub, data, sizeof(data), ov % 2, &sh.nwant);
 		assert_true(sh.nwant > 100);
 		for (i = 0; i < THREADS; i++)
 			assert_int_equal(pthread_create(&t[i], NULL,
@@ -744,7 +754,7 @@ static void reader_with_a_set(void **unused)
 		data[i] = (u8)('a' + rng_below(&r, 3));
 	memcpy(data + 100, longp, LONG);
 	memcpy(data + 30000, longp, LONG);
-	for (ov = 0; ov < 2; ov++) {
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
 		const void *p[] = { longp, "ab", "cab", longp + LONG - 3 };
 		unsigned int l[] = { LONG, 2, 3, 3 };
 		struct set s = { 4, (u8 **)p, l, false };
@@ -757,10 +767,11 @@ static void reader_with_a_set(void **unused)
 		unsigned int nwant, k, pos;
 		int fds[2];
 
-		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
-					      ov ? TS_OVERLAP : 0);
+		conf = textsearch_prepare_set(set_algos[ov / 2], p, l, 4,
+					      GFP_KERNEL,
+					      ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(conf));
-		want = reference(&s, data, DLEN, ov, &nwant);
+		want = reference(&s, data, DLEN, ov % 2, &nwant);
 		assert_int_equal(pipe(fds), 0);
 		f = (struct pipe_feed){ fds[1], data, DLEN };
 		assert_int_equal(pthread_create(&t, NULL, feed, &f), 0);
@@ -798,18 +809,19 @@ static void iovec_with_a_set(void **unused)
 	};
 
 	(void)unused;
-	for (ov = 0; ov < 2; ov++) {
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
 		struct ts_config *conf;
 		struct ts_state st;
 		struct occ *want;
 		unsigned int nwant, k, pos;
 
-		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
-					      ov ? TS_OVERLAP : 0);
+		conf = textsearch_prepare_set(set_algos[ov / 2], p, l, 4,
+					      GFP_KERNEL,
+					      ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(conf));
-		want = reference(&s, (const u8 *)text, sizeof(text) - 1, ov,
+		want = reference(&s, (const u8 *)text, sizeof(text) - 1, ov % 2,
 				 &nwant);
-		assert_int_equal(nwant, ov ? 6 : 3);
+		assert_int_equal(nwant, ov % 2 ? 6 : 3);
 		for (k = 0, pos = textsearch_find_iovec(conf, &st, iov, 6);
 		     pos != UINT_MAX; pos = textsearch_next(conf, &st), k++) {
 			assert_true(k < nwant);
@@ -838,7 +850,7 @@ static void skb_with_a_set(void **unused)
 	struct set s = { 4, (u8 **)p, l, false };
 
 	(void)unused;
-	for (ov = 0; ov < 2; ov++) {
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
 		struct ts_config *conf;
 		struct sk_buff *skb = alloc_skb(3, GFP_KERNEL);
 		struct ts_state st;
@@ -860,10 +872,11 @@ static void skb_with_a_set(void **unused)
 		}
 		if (n > 3 + MAX_SKB_FRAGS)
 			n = 3 + MAX_SKB_FRAGS;
-		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
-					      ov ? TS_OVERLAP : 0);
+		conf = textsearch_prepare_set(set_algos[ov / 2], p, l, 4,
+					      GFP_KERNEL,
+					      ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(conf));
-		want = reference(&s, (const u8 *)text, n, ov, &nwant);
+		want = reference(&s, (const u8 *)text, n, ov % 2, &nwant);
 		assert_true(nwant >= 3);
 		for (k = 0, pos = skb_find_text_state(skb, 0, n, conf, &st);
 		     pos != UINT_MAX; pos = textsearch_next(conf, &st), k++) {
