@@ -4,7 +4,7 @@
  *
  * The set is cut into 8 buckets (the patterns sorted by their first bytes,
  * then split evenly, so that patterns with like prefixes share a bucket).
- * The key is the first k = min(3, shortest pattern) bytes.  For key
+ * The key is the first k = min(4, shortest pattern) bytes.  For key
  * position j two 16-byte tables give, for the low and the high nibble of a
  * data byte, the buckets that have a pattern whose byte j has that nibble;
  * for a window start p, ANDing lo[j][s[p+j] & 15] & hi[j][s[p+j] >> 4]
@@ -27,13 +27,15 @@
  * carried (at most 2 * (longest - 1) bytes) into the next block, and
  * settled at the end of the stream with what is there.
  *
- * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL): with 8
- * buckets a larger set lets most starts through the filter, and "ac" is
- * faster there (docs/performance.md).  Memory: about 1 KiB of tables plus
- * 12 bytes and the pattern's bytes per pattern.  Worst case: a candidate
- * verifies every pattern of its buckets, so periodic data that matches
- * long prefixes costs O(n * total pattern bytes); "auto" leaves long
- * patterns to "ac" (registry.c).
+ * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL, with a
+ * message): with 8 buckets a larger set lets most starts through the
+ * filter, and "ac" is faster there (docs/performance.md).  Memory: about
+ * 1.5 KiB of tables plus 40 bytes and the pattern's bytes per pattern.
+ * The key is min(4, shortest) bytes; with 1- or 2-byte patterns the
+ * filter passes many starts, which is why "auto" takes teddy only for the
+ * set sizes and shortest lengths where it measured faster than "ac".
+ * Worst case: a candidate verifies every pattern of its buckets, so data
+ * that matches long prefixes everywhere costs O(n * total pattern bytes).
  *
  * Dispatch as rarebyte: "teddy" takes the best level the CPU has,
  * "teddy_avx512", "teddy_avx2", "teddy_ssse3" and "teddy_scalar" pin one
