@@ -58,7 +58,9 @@
 #endif
 
 #define TD_MAX_PATTERNS 128u
-#define TD_BUCKETS 8u
+#define TD_BUCKETS 16u
+/* sets larger than this get 16 buckets, smaller ones 8 */
+#define TD_FAT_FROM 17u
 #define TD_MAXKEY 4u
 #define TD_STACK_CARRY 512
 
@@ -90,11 +92,13 @@ typedef bool (*td_scan_fn)(const struct teddy *t, const u8 *s, size_t from,
 			   size_t last, uint64_t sbase, struct td_ctx *ctx);
 
 struct teddy {
-	u8 lo[TD_MAXKEY][16] __attribute__((aligned(16)));
-	u8 hi[TD_MAXKEY][16] __attribute__((aligned(16)));
-	u8 tab[TD_MAXKEY][256]; /* lo & hi of each byte: the scalar filter */
+	/* [buckets 0-7 or 8-15][key position][nibble] */
+	u8 lo[2][TD_MAXKEY][16] __attribute__((aligned(16)));
+	u8 hi[2][TD_MAXKEY][16] __attribute__((aligned(16)));
+	/* lo & hi of each byte, all 16 buckets: the scalar filter */
+	uint16_t tab[TD_MAXKEY][256];
 	u8 fold[256];
-	unsigned int count, keyw, longest, shortest;
+	unsigned int count, keyw, longest, shortest, nbuckets;
 	bool icase;
 	enum td_level level;
 	td_scan_fn scan;
@@ -219,19 +223,23 @@ static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
 }
 
 /* Go through the candidate starts base + k for the bits k of @mask, their
- * buckets in @buckets[k]: true once one has an occurrence.  Out of line,
- * so the scan loops keep their registers. */
+ * buckets in @lo8[k] (0-7) and @hi8[k] (8-15, NULL with 8 buckets): true
+ * once one has an occurrence.  Out of line, so the scan loops keep their
+ * registers. */
 __attribute__((noinline)) static bool
 td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
-	const u8 *buckets, size_t last, uint64_t sbase, struct td_ctx *ctx)
+	const u8 *lo8, const u8 *hi8, size_t last, uint64_t sbase,
+	struct td_ctx *ctx)
 {
 	while (mask) {
 		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+		unsigned int bits = lo8[k] |
+				    (hi8 ? (unsigned int)hi8[k] << 8 : 0);
 
 		if (base + k > last)
 			return false;
-		td_verify(t, s, base + k, last + t->longest - (base + k),
-			  buckets[k], sbase, ctx);
+		td_verify(t, s, base + k, last + t->longest - (base + k), bits,
+			  sbase, ctx);
 		if (ctx->best.have)
 			return true;
 		mask &= mask - 1;
@@ -247,52 +255,75 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 /*
  * The vector scan: vectors of W starts from p, loads at p + j (j < keyw)
  * inside the block while p <= n - keyw - W + 1, where n = last + longest
- * bytes are in hand; two vectors per step (one branch for 2W starts).  The
+ * bytes are in hand; two vectors per step (one branch for 2W starts).
+ * With 16 buckets (fat) a second set of tables gives buckets 8-15.  The
  * starts left after the last whole vector go to the scalar filter.
+ * T[2 * j] and T[2 * j + 1] are key position j's low and high nibble
+ * tables; inlined with constant keyw and fat, they stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE)                        \
-	do {                                                                  \
-		const size_t n = last + t->longest;                           \
-		size_t p = from, vend;                                        \
-		vec lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;                   \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                 \
-                                                                              \
-		LOADT(lo0, t->lo[0]);                                         \
-		LOADT(hi0, t->hi[0]);                                         \
-		LOADT(lo1, t->lo[keyw > 1 ? 1 : 0]);                          \
-		LOADT(hi1, t->hi[keyw > 1 ? 1 : 0]);                          \
-		LOADT(lo2, t->lo[keyw > 2 ? 2 : 0]);                          \
-		LOADT(hi2, t->hi[keyw > 2 ? 2 : 0]);                          \
-		LOADT(lo3, t->lo[keyw > 3 ? 3 : 0]);                          \
-		LOADT(hi3, t->hi[keyw > 3 ? 3 : 0]);                          \
-		if (n >= keyw + (W)-1) {                                      \
-			vend = n - keyw - (W) + 1;                            \
-			if (vend > last)                                      \
-				vend = last;                                  \
-			for (; p + (W) <= vend; p += 2 * (W)) {               \
-				vec a = MASK(p), b = MASK(p + (W));           \
-				uint64_t m;                                   \
-				if (__builtin_expect(!(NZ(a) | NZ(b)), 1))    \
-					continue;                             \
-				m = NZ(a) | NZ(b) << (W);                     \
-				STORE(buf, a);                                \
-				STORE(buf + (W), b);                          \
-				if (td_walk(t, s, p, m, buf, last, sbase,     \
-					    ctx))                             \
-					return true;                          \
-			}                                                     \
-			for (; p <= vend; p += (W)) {                         \
-				vec a = MASK(p);                              \
-				if (!NZ(a))                                   \
-					continue;                             \
-				STORE(buf, a);                                \
-				if (td_walk(t, s, p, NZ(a), buf, last, sbase, \
-					    ctx))                             \
-					return true;                          \
-			}                                                     \
-		}                                                             \
-		return p <= last &&                                           \
-		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);     \
+#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP)             \
+	do {                                                                 \
+		const size_t n = last + t->longest;                          \
+		size_t p = from, vend;                                       \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                    \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));               \
+		unsigned int j_;                                             \
+                                                                             \
+		for (j_ = 0; j_ < keyw; j_++) {                              \
+			LOADT(T0[2 * j_], t->lo[0][j_]);                     \
+			LOADT(T0[2 * j_ + 1], t->hi[0][j_]);                 \
+			if (fat) {                                           \
+				LOADT(T1[2 * j_], t->lo[1][j_]);             \
+				LOADT(T1[2 * j_ + 1], t->hi[1][j_]);         \
+			}                                                    \
+		}                                                            \
+		if (n >= keyw + (W)-1) {                                     \
+			vend = n - keyw - (W) + 1;                           \
+			if (vend > last)                                     \
+				vend = last;                                 \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
+				vec a = MASK(p, T0), b = MASK(p + (W), T0);  \
+				vec a1 = a, b1 = b;                          \
+				uint64_t m;                                  \
+				if (fat) {                                   \
+					a1 = MASK(p, T1);                    \
+					b1 = MASK(p + (W), T1);              \
+				}                                            \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))            \
+							    << ((W) % 64);   \
+				if (__builtin_expect(!m, 1))                 \
+					continue;                            \
+				STORE(buf, a);                               \
+				STORE(buf + (W), b);                         \
+				if (fat) {                                   \
+					STORE(buf1, a1);                     \
+					STORE(buf1 + (W), b1);               \
+				}                                            \
+				if (td_walk(t, s, p, m, buf,                 \
+					    fat ? buf1 : NULL, last, sbase,  \
+					    ctx))                            \
+					return true;                         \
+			}                                                    \
+			for (; p <= vend; p += (W)) {                        \
+				vec a = MASK(p, T0), a1 = a;                 \
+				uint64_t m;                                  \
+				if (fat)                                     \
+					a1 = MASK(p, T1);                    \
+				m = NZ(OR(a, a1));                           \
+				if (__builtin_expect(!m, 1))                 \
+					continue;                            \
+				STORE(buf, a);                               \
+				if (fat)                                     \
+					STORE(buf1, a1);                     \
+				if (td_walk(t, s, p, m, buf,                 \
+					    fat ? buf1 : NULL, last, sbase,  \
+					    ctx))                            \
+					return true;                         \
+			}                                                    \
+		}                                                            \
+		return p <= last &&                                          \
+		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);    \
 	} while (0)
 
 /* ---- SSSE3 ---- */
@@ -316,40 +347,29 @@ TD_TARGET_SSSE3 static TD_INLINE __m128i td_nib16(__m128i d, __m128i lo,
 
 TD_TARGET_SSSE3 static TD_INLINE __m128i td_mask16(const u8 *s, size_t p,
 						   unsigned int keyw,
-						   __m128i lo0, __m128i hi0,
-						   __m128i lo1, __m128i hi1,
-						   __m128i lo2, __m128i hi2,
-						   __m128i lo3, __m128i hi3)
+						   const __m128i *T)
 {
 	__m128i m =
-		td_nib16(_mm_loadu_si128((const __m128i *)(s + p)), lo0, hi0);
+		td_nib16(_mm_loadu_si128((const __m128i *)(s + p)), T[0], T[1]);
+	unsigned int j;
 
-	if (keyw > 1)
+	for (j = 1; j < keyw; j++)
 		m = _mm_and_si128(
 			m,
-			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 1)),
-				 lo1, hi1));
-	if (keyw > 2)
-		m = _mm_and_si128(
-			m,
-			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 2)),
-				 lo2, hi2));
-	if (keyw > 3)
-		m = _mm_and_si128(
-			m,
-			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + 3)),
-				 lo3, hi3));
+			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + j)),
+				 T[2 * j], T[2 * j + 1]));
 	return m;
 }
 
-#define TD_MASK16(p) \
-	td_mask16(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3)
+#define TD_MASK16(p, T) td_mask16(s, p, keyw, T)
 
 TD_TARGET_SSSE3 static TD_INLINE bool
 td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
+		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+		const bool fat)
 {
-	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16);
+	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16,
+		       _mm_or_si128, 2);
 }
 
 /* ---- AVX2 ---- */
@@ -374,40 +394,29 @@ TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
 
 TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
 						  unsigned int keyw,
-						  __m256i lo0, __m256i hi0,
-						  __m256i lo1, __m256i hi1,
-						  __m256i lo2, __m256i hi2,
-						  __m256i lo3, __m256i hi3)
+						  const __m256i *T)
 {
-	__m256i m = td_nib32(_mm256_loadu_si256((const __m256i *)(s + p)), lo0,
-			     hi0);
+	__m256i m = td_nib32(_mm256_loadu_si256((const __m256i *)(s + p)), T[0],
+			     T[1]);
+	unsigned int j;
 
-	if (keyw > 1)
+	for (j = 1; j < keyw; j++)
 		m = _mm256_and_si256(
 			m, td_nib32(_mm256_loadu_si256(
-					    (const __m256i *)(s + p + 1)),
-				    lo1, hi1));
-	if (keyw > 2)
-		m = _mm256_and_si256(
-			m, td_nib32(_mm256_loadu_si256(
-					    (const __m256i *)(s + p + 2)),
-				    lo2, hi2));
-	if (keyw > 3)
-		m = _mm256_and_si256(
-			m, td_nib32(_mm256_loadu_si256(
-					    (const __m256i *)(s + p + 3)),
-				    lo3, hi3));
+					    (const __m256i *)(s + p + j)),
+				    T[2 * j], T[2 * j + 1]));
 	return m;
 }
 
-#define TD_MASK32(p) \
-	td_mask32(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3)
+#define TD_MASK32(p, T) td_mask32(s, p, keyw, T)
 
 TD_TARGET_AVX2 static TD_INLINE bool
 td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
+	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+	       const bool fat)
 {
-	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32);
+	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32,
+		       _mm256_or_si256, 2);
 }
 
 /* ---- AVX-512BW: one vector per step (64 starts fill the mask) ---- */
@@ -430,87 +439,52 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 
 TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
 						    unsigned int keyw,
-						    __m512i lo0, __m512i hi0,
-						    __m512i lo1, __m512i hi1,
-						    __m512i lo2, __m512i hi2,
-						    __m512i lo3, __m512i hi3)
+						    const __m512i *T)
 {
 	__m512i m =
-		td_nib64(_mm512_loadu_si512((const void *)(s + p)), lo0, hi0);
+		td_nib64(_mm512_loadu_si512((const void *)(s + p)), T[0], T[1]);
+	unsigned int j;
 
-	if (keyw > 1)
+	for (j = 1; j < keyw; j++)
 		m = _mm512_and_si512(
 			m,
-			td_nib64(_mm512_loadu_si512((const void *)(s + p + 1)),
-				 lo1, hi1));
-	if (keyw > 2)
-		m = _mm512_and_si512(
-			m,
-			td_nib64(_mm512_loadu_si512((const void *)(s + p + 2)),
-				 lo2, hi2));
-	if (keyw > 3)
-		m = _mm512_and_si512(
-			m,
-			td_nib64(_mm512_loadu_si512((const void *)(s + p + 3)),
-				 lo3, hi3));
+			td_nib64(_mm512_loadu_si512((const void *)(s + p + j)),
+				 T[2 * j], T[2 * j + 1]));
 	return m;
 }
 
-#define TD_MASK64(p) \
-	td_mask64(s, p, keyw, lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3)
+#define TD_MASK64(p, T) td_mask64(s, p, keyw, T)
 
 TD_TARGET_AVX512 static TD_INLINE bool
 td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-		 uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw)
+		 uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+		 const bool fat)
 {
-	const size_t n = last + t->longest;
-	size_t p = from, vend;
-	__m512i lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;
-	u8 buf[64] __attribute__((aligned(64)));
-
-	TD_LOADT64(lo0, t->lo[0]);
-	TD_LOADT64(hi0, t->hi[0]);
-	TD_LOADT64(lo1, t->lo[keyw > 1 ? 1 : 0]);
-	TD_LOADT64(hi1, t->hi[keyw > 1 ? 1 : 0]);
-	TD_LOADT64(lo2, t->lo[keyw > 2 ? 2 : 0]);
-	TD_LOADT64(hi2, t->hi[keyw > 2 ? 2 : 0]);
-	TD_LOADT64(lo3, t->lo[keyw > 3 ? 3 : 0]);
-	TD_LOADT64(hi3, t->hi[keyw > 3 ? 3 : 0]);
-	if (n >= keyw + 63) {
-		vend = n - keyw - 63;
-		if (vend > last)
-			vend = last;
-		for (; p <= vend; p += 64) {
-			__m512i a = TD_MASK64(p);
-			uint64_t m = TD_NZ64(a);
-
-			if (__builtin_expect(!m, 1))
-				continue;
-			TD_STORE64(buf, a);
-			if (td_walk(t, s, p, m, buf, last, sbase, ctx))
-				return true;
-		}
-	}
-	return p <= last && td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);
+	TD_VECTOR_SCAN(64, __m512i, TD_LOADT64, TD_MASK64, TD_NZ64, TD_STORE64,
+		       _mm512_or_si512, 1);
 }
 
-/* Each level for key widths 1, 2 and 3, without a branch in the loop. */
-#define TD_SCAN_LEVEL(name, target)                                       \
-	target static bool name(const struct teddy *t, const u8 *s,       \
-				size_t from, size_t last, uint64_t sbase, \
-				struct td_ctx *ctx)                       \
-	{                                                                 \
-		switch (t->keyw) {                                        \
-		case 1:                                                   \
-			return name##_k(t, s, from, last, sbase, ctx, 1); \
-		case 2:                                                   \
-			return name##_k(t, s, from, last, sbase, ctx, 2); \
-		case 3:                                                   \
-			return name##_k(t, s, from, last, sbase, ctx, 3); \
-		default:                                                  \
-			return name##_k(t, s, from, last, sbase, ctx, 4); \
-		}                                                         \
+/* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
+ * in the loop. */
+#define TD_SCAN_FAT(name, target, fat)                                         \
+	target static bool name##_##fat(const struct teddy *t, const u8 *s,    \
+					size_t from, size_t last,              \
+					uint64_t sbase, struct td_ctx *ctx)    \
+	{                                                                      \
+		switch (t->keyw) {                                             \
+		case 1:                                                        \
+			return name##_k(t, s, from, last, sbase, ctx, 1, fat); \
+		case 2:                                                        \
+			return name##_k(t, s, from, last, sbase, ctx, 2, fat); \
+		case 3:                                                        \
+			return name##_k(t, s, from, last, sbase, ctx, 3, fat); \
+		default:                                                       \
+			return name##_k(t, s, from, last, sbase, ctx, 4, fat); \
+		}                                                              \
 	}
+#define TD_SCAN_LEVEL(name, target)      \
+	TD_SCAN_FAT(name, target, false) \
+	TD_SCAN_FAT(name, target, true)
 TD_SCAN_LEVEL(td_scan_ssse3, TD_TARGET_SSSE3)
 TD_SCAN_LEVEL(td_scan_avx2, TD_TARGET_AVX2)
 TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
@@ -535,12 +509,13 @@ static void td_probe(void)
 #endif
 }
 
-static const td_scan_fn td_scans[TD_NLEVELS] = {
-	td_scan_scalar,
+/* [level][16 buckets] */
+static const td_scan_fn td_scans[TD_NLEVELS][2] = {
+	{ td_scan_scalar, td_scan_scalar },
 #if TD_X86
-	td_scan_ssse3,
-	td_scan_avx2,
-	td_scan_avx512,
+	{ td_scan_ssse3_false, td_scan_ssse3_true },
+	{ td_scan_avx2_false, td_scan_avx2_true },
+	{ td_scan_avx512_false, td_scan_avx512_true },
 #endif
 };
 
@@ -737,7 +712,12 @@ static struct ts_config *td_init_level(const void *const *patterns,
 		if (lens[i] < t->shortest)
 			t->shortest = lens[i];
 	}
-	t->keyw = t->shortest < TD_MAXKEY ? t->shortest : TD_MAXKEY;
+	/* 3 key bytes filter small sets well enough; a fourth costs a
+	 * quarter more per vector (and registers: 8 tables) and pays only
+	 * for larger sets, whose buckets hold more patterns */
+	t->keyw = count < TD_FAT_FROM ? 3 : TD_MAXKEY;
+	if (t->keyw > t->shortest)
+		t->keyw = t->shortest;
 
 	/* the folded patterns, then sorted by key into the buckets */
 	for (i = 0; i < count; i++) {
@@ -771,11 +751,12 @@ static struct ts_config *td_init_level(const void *const *patterns,
 		memcpy(&p->orm, orm, 8);
 	}
 	free(order);
-	for (b = 0; b <= TD_BUCKETS; b++)
-		t->bucket[b] = (uint32_t)((uint64_t)count * b / TD_BUCKETS);
+	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
+	for (b = 0; b <= t->nbuckets; b++)
+		t->bucket[b] = (uint32_t)((uint64_t)count * b / t->nbuckets);
 	/* keep patterns with the same key in one bucket: move each
 	 * boundary forward past the key it splits */
-	for (b = 1; b < TD_BUCKETS; b++) {
+	for (b = 1; b < t->nbuckets; b++) {
 		uint32_t k = t->bucket[b];
 
 		if (k < t->bucket[b - 1])
@@ -786,26 +767,32 @@ static struct ts_config *td_init_level(const void *const *patterns,
 			k++;
 		t->bucket[b] = k;
 	}
+	for (b = t->nbuckets; b < TD_BUCKETS; b++)
+		t->bucket[b + 1] = count;
 
 	/* the nibble tables: every byte that folds to the key byte */
-	for (b = 0; b < TD_BUCKETS; b++)
+	for (b = 0; b < t->nbuckets; b++)
 		for (i = t->bucket[b]; i < t->bucket[b + 1]; i++)
 			for (j = 0; j < t->keyw; j++)
 				for (x = 0; x < 256; x++)
 					if (t->fold[x] ==
 					    t->bytes[t->pat[i].off + j]) {
-						t->lo[j][x & 15] |=
-							(u8)(1u << b);
-						t->hi[j][x >> 4] |=
-							(u8)(1u << b);
+						t->lo[b / 8][j][x & 15] |=
+							(u8)(1u << (b % 8));
+						t->hi[b / 8][j][x >> 4] |=
+							(u8)(1u << (b % 8));
 					}
 	for (j = 0; j < TD_MAXKEY; j++)
 		for (x = 0; x < 256; x++)
-			t->tab[j][x] = j < t->keyw ? t->lo[j][x & 15] &
-							     t->hi[j][x >> 4] :
-						     0xFF;
+			t->tab[j][x] =
+				j < t->keyw ? (uint16_t)((t->lo[0][j][x & 15] &
+							  t->hi[0][j][x >> 4]) |
+							 (t->lo[1][j][x & 15] &
+							  t->hi[1][j][x >> 4])
+								 << 8) :
+					      0xFFFF;
 	t->level = td_level_for(wanted);
-	t->scan = td_scans[t->level];
+	t->scan = td_scans[t->level][t->nbuckets > 8];
 	return conf;
 }
 
