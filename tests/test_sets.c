@@ -417,7 +417,8 @@ static const char *auto_choice(unsigned int count, unsigned int len,
 }
 
 /* The thresholds registry.c documents (docs/performance.md measured
- * them): teddy up to 8 patterns, 32 from 2 bytes, 64 from 3; ac past. */
+ * them): teddy up to 8 patterns, 32 from 2 bytes, 64 from 3, 128 from 4;
+ * ac past. */
 static void auto_set_choices(void **unused)
 {
 	(void)unused;
@@ -430,7 +431,9 @@ static void auto_set_choices(void **unused)
 	assert_string_equal(auto_choice(64, 5, 3, TS_OVERLAP), "teddy");
 	assert_string_equal(auto_choice(65, 5, 3, 0), "ac");
 	assert_string_equal(auto_choice(64, 5, 2, 0), "ac");
-	assert_string_equal(auto_choice(128, 8, 8, 0), "ac");
+	assert_string_equal(auto_choice(128, 8, 4, 0), "teddy");
+	assert_string_equal(auto_choice(128, 8, 3, 0), "ac");
+	assert_string_equal(auto_choice(129, 8, 8, 0), "ac");
 	assert_string_equal(auto_choice(200, 8, 8, 0), "ac");
 }
 

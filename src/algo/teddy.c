@@ -2,15 +2,17 @@
  * teddy.c - small pattern sets, in the manner of Teddy: a SIMD bucket
  * filter on the first bytes of the patterns, verified exactly.
  *
- * The set is cut into 8 buckets (the patterns sorted by their first bytes,
- * then split evenly, so that patterns with like prefixes share a bucket).
- * The key is the first k = min(4, shortest pattern) bytes.  For key
+ * The set is cut into 8 buckets, 16 from TD_FAT_FROM patterns on (the
+ * patterns sorted by their first bytes, then split evenly, so that
+ * patterns with like prefixes share a bucket).  The key is the first 3
+ * bytes, 4 with 16 buckets, fewer if a pattern is shorter.  For key
  * position j two 16-byte tables give, for the low and the high nibble of a
  * data byte, the buckets that have a pattern whose byte j has that nibble;
  * for a window start p, ANDing lo[j][s[p+j] & 15] & hi[j][s[p+j] >> 4]
  * over j leaves the buckets whose patterns may start at p.  The nibble
  * lookups are pshufb, 16 (SSSE3), 32 (AVX2) or 64 (AVX-512BW) starts at a
- * time; a start with a bucket left is verified exactly against that
+ * time (with 16 buckets, a second pair of tables gives buckets 8-15);
+ * a start with a bucket left is verified exactly against that
  * bucket's patterns.  TS_IGNORECASE costs nothing in the scan: the tables
  * take both cases of every letter (every byte that folds to the pattern
  * byte), and only the verify folds.
@@ -30,8 +32,8 @@
  * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL, with a
  * message): with 8 buckets a larger set lets most starts through the
  * filter, and "ac" is faster there (docs/performance.md).  Memory: about
- * 1.5 KiB of tables plus 40 bytes and the pattern's bytes per pattern.
- * The key is min(4, shortest) bytes; with 1- or 2-byte patterns the
+ * 2.5 KiB of tables plus 40 bytes and the pattern's bytes per pattern.
+ * With 1- or 2-byte patterns the
  * filter passes many starts, which is why "auto" takes teddy only for the
  * set sizes and shortest lengths where it measured faster than "ac".
  * Worst case: a candidate verifies every pattern of its buckets, so data

@@ -79,11 +79,12 @@ static const char *auto_algorithm(const void *pattern, unsigned int len,
  * What "auto" means for a set: one pattern is searched by the single-
  * pattern choice (a set of one gives the same matches, with id 0).  Small
  * sets go to teddy, whose filter gets weaker as buckets fill and keys
- * shorten (it keys on the first min(4, shortest) bytes); the thresholds
- * are where it stopped beating Aho-Corasick on English-like text
- * (docs/performance.md, "sets"): up to 8 patterns whatever their
- * lengths, 32 from 2 bytes, 64 from 3 bytes.  The rest, and large sets
- * in any case, go to "ac", which is linear whatever the set and data.
+ * shorten (it keys on the first 3 or 4 bytes, fewer if a pattern is
+ * shorter); the thresholds are where it stopped beating Aho-Corasick on
+ * English-like text (docs/performance.md, "What auto picks"): up to 8
+ * patterns whatever their lengths, 32 from 2 bytes, 64 from 3 bytes, 128
+ * (teddy's limit) from 4.  The rest go to "ac", which is linear whatever
+ * the set and the data.
  */
 static const char *auto_set_algorithm(const unsigned int *lens,
 				      unsigned int count)
@@ -96,7 +97,7 @@ static const char *auto_set_algorithm(const unsigned int *lens,
 		if (lens[i] < shortest)
 			shortest = lens[i];
 	if (count <= 8 || (count <= 32 && shortest >= 2) ||
-	    (count <= 64 && shortest >= 3))
+	    (count <= 64 && shortest >= 3) || (count <= 128 && shortest >= 4))
 		return "teddy";
 	return "ac";
 }
