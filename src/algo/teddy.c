@@ -394,19 +394,25 @@ TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
 			hi, _mm256_and_si256(_mm256_srli_epi16(d, 4), f)));
 }
 
+/* As td_mask64 below: the data at p + j from loads at p and p + 32. */
 TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
 						  unsigned int keyw,
 						  const __m256i *T)
 {
-	__m256i m = td_nib32(_mm256_loadu_si256((const __m256i *)(s + p)), T[0],
-			     T[1]);
-	unsigned int j;
+	__m256i a = _mm256_loadu_si256((const __m256i *)(s + p));
+	__m256i x = _mm256_permute2x128_si256(
+		a, _mm256_loadu_si256((const __m256i *)(s + p + 32)), 0x21);
+	__m256i m = td_nib32(a, T[0], T[1]);
 
-	for (j = 1; j < keyw; j++)
-		m = _mm256_and_si256(
-			m, td_nib32(_mm256_loadu_si256(
-					    (const __m256i *)(s + p + j)),
-				    T[2 * j], T[2 * j + 1]));
+	if (keyw > 1)
+		m = _mm256_and_si256(m, td_nib32(_mm256_alignr_epi8(x, a, 1),
+						 T[2], T[3]));
+	if (keyw > 2)
+		m = _mm256_and_si256(m, td_nib32(_mm256_alignr_epi8(x, a, 2),
+						 T[4], T[5]));
+	if (keyw > 3)
+		m = _mm256_and_si256(m, td_nib32(_mm256_alignr_epi8(x, a, 3),
+						 T[6], T[7]));
 	return m;
 }
 
@@ -439,19 +445,29 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			hi, _mm512_and_si512(_mm512_srli_epi16(d, 4), f)));
 }
 
+/* The data at p + j comes from two loads at p and p + 64 (so the block
+ * must reach p + 128): 64-byte loads at p + 1, p + 2... would each
+ * straddle two cache lines, which costs more than the shuffles, and much
+ * more when the data streams from memory.  x holds bytes p + 16 on, and
+ * alignr then shifts each 16-byte lane by j within (x : a). */
 TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
 						    unsigned int keyw,
 						    const __m512i *T)
 {
-	__m512i m =
-		td_nib64(_mm512_loadu_si512((const void *)(s + p)), T[0], T[1]);
-	unsigned int j;
+	__m512i a = _mm512_loadu_si512((const void *)(s + p));
+	__m512i x = _mm512_alignr_epi32(
+		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
+	__m512i m = td_nib64(a, T[0], T[1]);
 
-	for (j = 1; j < keyw; j++)
-		m = _mm512_and_si512(
-			m,
-			td_nib64(_mm512_loadu_si512((const void *)(s + p + j)),
-				 T[2 * j], T[2 * j + 1]));
+	if (keyw > 1)
+		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 1),
+						 T[2], T[3]));
+	if (keyw > 2)
+		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 2),
+						 T[4], T[5]));
+	if (keyw > 3)
+		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 3),
+						 T[6], T[7]));
 	return m;
 }
 
