@@ -255,15 +255,16 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 #define TD_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
 
 /*
- * The vector scan: vectors of W starts from p, loads at p + j (j < keyw)
- * inside the block while p <= n - keyw - W + 1, where n = last + longest
- * bytes are in hand; two vectors per step (one branch for 2W starts).
+ * The vector scan: vectors of W starts from p, whose loads reach p + REACH
+ * (SSSE3: p + j + 16 for j < keyw; AVX2 and AVX-512: p + 2W), inside the
+ * block while p <= n - REACH, where n = last + longest bytes are in hand;
+ * two vectors per step with SSSE3 and AVX2 (one branch for 2W starts).
  * With 16 buckets (fat) a second set of tables gives buckets 8-15.  The
  * starts left after the last whole vector go to the scalar filter.
  * T[2 * j] and T[2 * j + 1] are key position j's low and high nibble
  * tables; inlined with constant keyw and fat, they stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP)             \
+#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP, REACH)      \
 	do {                                                                 \
 		const size_t n = last + t->longest;                          \
 		size_t p = from, vend;                                       \
@@ -280,8 +281,8 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 				LOADT(T1[2 * j_ + 1], t->hi[1][j_]);         \
 			}                                                    \
 		}                                                            \
-		if (n >= keyw + (W)-1) {                                     \
-			vend = n - keyw - (W) + 1;                           \
+		if (n >= (REACH)) {                                          \
+			vend = n - (REACH);                                  \
 			if (vend > last)                                     \
 				vend = last;                                 \
 			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
@@ -371,7 +372,7 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		const bool fat)
 {
 	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16,
-		       _mm_or_si128, 2);
+		       _mm_or_si128, 2, keyw + 15);
 }
 
 /* ---- AVX2 ---- */
@@ -424,7 +425,7 @@ td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	       const bool fat)
 {
 	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32,
-		       _mm256_or_si256, 2);
+		       _mm256_or_si256, 2, 64);
 }
 
 /* ---- AVX-512BW: one vector per step (64 starts fill the mask) ---- */
@@ -479,7 +480,7 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		 const bool fat)
 {
 	TD_VECTOR_SCAN(64, __m512i, TD_LOADT64, TD_MASK64, TD_NZ64, TD_STORE64,
-		       _mm512_or_si512, 1);
+		       _mm512_or_si512, 1, 128);
 }
 
 /* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
