@@ -35,7 +35,9 @@
  * A set reads on differently after byte 0:
  *   byte 1   number of patterns (0 must be -EINVAL)
  *   byte 2   number of block sizes
- *   byte 3   bit 0: TS_OVERLAP
+ *   byte 3   bit 0: TS_OVERLAP; bits 1-2 (a set with "ac" only): 0 "ac",
+ *            1 "teddy", 2 "teddy_scalar", 3 "teddy_ssse3" (teddy refuses
+ *            more than 128 patterns: -EINVAL)
  *   then     each pattern: a length byte (modulo 17; 0 must be -EINVAL),
  *            then its bytes
  *   then     the block sizes and the data, as above (at most
@@ -132,6 +134,7 @@ struct fuzz_case {
 	int algo;
 	bool icase, raw, atomic, overlap;
 	bool set;
+	const char *set_algo;
 	int split;
 	u8 pat[256 * SET_MAX_LEN];
 	const u8 *pats[256]; /* a set: its patterns in pat */
@@ -166,7 +169,15 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	if (c->set) {
 		unsigned int used = 0;
 
-		c->overlap = take(&r) & 1;
+		static const char *const set_algos[] = { "ac", "teddy",
+							 "teddy_scalar",
+							 "teddy_ssse3" };
+		u8 b3 = take(&r);
+
+		c->overlap = b3 & 1;
+		c->set_algo = c->algo == ALGO_SET_AC ?
+				      set_algos[(b3 >> 1) & 3] :
+				      "auto";
 		c->count = len;
 		for (i = 0; i < c->count; i++) {
 			unsigned int j;
@@ -229,7 +240,11 @@ static long expected_error(const struct fuzz_case *c)
 		for (i = 0; i < c->count; i++)
 			if (!c->lens[i])
 				return -EINVAL;
-		return c->count ? 0 : -EINVAL;
+		if (!c->count)
+			return -EINVAL;
+		return c->count > 128 && !strncmp(c->set_algo, "teddy", 5) ?
+			       -EINVAL :
+			       0;
 	}
 	if (c->plen == 0)
 		return -EINVAL;
@@ -360,16 +375,16 @@ static void run_set(struct fuzz_case *c)
 	long err = expected_error(c);
 	u8 *before;
 
-	conf = textsearch_prepare_set(c->algo == ALGO_SET_AC ? "ac" : "auto",
-				      (const void *const *)c->pats, c->lens,
-				      c->count,
+	conf = textsearch_prepare_set(c->set_algo, (const void *const *)c->pats,
+				      c->lens, c->count,
 				      c->atomic ? GFP_ATOMIC : GFP_KERNEL,
 				      flags);
 	if (err) {
 		if (!IS_ERR(conf) || PTR_ERR(conf) != err)
-			die("set of %u: prepare of a bad set gave %ld, want "
-			    "%ld",
-			    c->count, IS_ERR(conf) ? PTR_ERR(conf) : 0L, err);
+			die("set of %u (%s): prepare of a bad set gave %ld, "
+			    "want %ld",
+			    c->count, c->set_algo,
+			    IS_ERR(conf) ? PTR_ERR(conf) : 0L, err);
 		return;
 	}
 	if (IS_ERR_OR_NULL(conf))

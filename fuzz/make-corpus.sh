@@ -143,4 +143,12 @@ set_case set-kernel-style $((SET_AC + KERNEL)) 0 "1 2 3 4" \
 	"$A" dance the funky chicken ick
 set_case set-empty-pattern "$SET_AC" 0 "" abc a "" b
 set_case set-none "$SET_AC" 0 "" abc
+# teddy (FLAGS bits 1-2: 1 "teddy", 2 "teddy_scalar", 3 "teddy_ssse3")
+set_case teddy-ushers "$SET_AC" 2 "2 1 3" "ushers his hers" he she his hers
+set_case teddy-nested-bytes $((SET_AC + BYTES)) 3 "" "aaaaab" a aa aaa aab b
+set_case teddy-scalar-icase $((SET_AC + ICASE)) 5 "3 3" "abABab" \
+	ab AB ab Ab b
+set_case teddy-ssse3-long $((SET_AC + BYTES)) 7 "" \
+	"xxabcdefghijabcdefghijklmnopqrstuvwxyzAB" \
+	abcdefghijklmnopqrstuvwxyz abcd bcdefghij cd
 lit auto-overlap-aa $((AUTO_OVERLAP + BYTES)) aa "" aaaa

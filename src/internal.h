@@ -23,6 +23,13 @@ extern struct ts_ops ts_rarebyte_sse2_ops TS_HIDDEN;
 extern struct ts_ops ts_rarebyte_scalar_ops TS_HIDDEN;
 /* Aho-Corasick, for pattern sets (ac.c) */
 extern struct ts_ops ts_ac_ops TS_HIDDEN;
+/* Teddy-like SIMD bucket filter, for small sets (teddy.c), at the best
+ * level the CPU has and pinned to a level */
+extern struct ts_ops ts_teddy_ops TS_HIDDEN;
+extern struct ts_ops ts_teddy_avx512_ops TS_HIDDEN;
+extern struct ts_ops ts_teddy_avx2_ops TS_HIDDEN;
+extern struct ts_ops ts_teddy_ssse3_ops TS_HIDDEN;
+extern struct ts_ops ts_teddy_scalar_ops TS_HIDDEN;
 
 /* The provider textsearch_prepare() installs in every config: it forwards
  * to the provider recorded in the search's state (search.c). */

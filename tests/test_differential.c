@@ -34,7 +34,9 @@ static const char *const literal_algos[] = {
 	"rarebyte_avx2",
 	"rarebyte_avx512",
 	"auto",
-	"ac", /* a set algorithm, given one pattern */
+	"ac", /* set algorithms, given one pattern */
+	"teddy",
+	"teddy_scalar",
 };
 #define N_ALGOS (sizeof(literal_algos) / sizeof(literal_algos[0]))
 

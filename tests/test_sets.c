@@ -224,6 +224,12 @@ static unsigned long compare_run(const char *what, struct ts_config *conf,
 	return nwant + 1;
 }
 
+/* teddy at each level; a level the CPU lacks runs the best below it */
+static const char *const teddy_levels[] = {
+	"teddy", "teddy_avx512", "teddy_avx2", "teddy_ssse3", "teddy_scalar",
+};
+#define N_TEDDY (sizeof(teddy_levels) / sizeof(teddy_levels[0]))
+
 static unsigned long set_cases(void)
 {
 	const char *env = getenv("TS_TEST_SET_CASES");
@@ -250,42 +256,58 @@ static void differential_sets(void **unused)
 		for (ov = 0; ov < 2; ov++) {
 			int flags = (ov ? TS_OVERLAP : 0) |
 				    (s.icase ? TS_IGNORECASE : 0);
-			const char *algo = rng_below(&r, 4) ? "ac" : "auto";
-			struct ts_config *conf;
-			struct ts_state st;
-			struct blocks *b;
 			struct occ *want;
-			unsigned int nwant, calls;
-			bool kernel;
+			unsigned int nwant, a;
 
-			conf = textsearch_prepare_set(
-				algo, (const void *const *)s.pat, s.len,
-				s.count, GFP_KERNEL, flags);
-			assert_false(IS_ERR(conf));
 			want = reference(&s, data, dlen, ov, &nwant);
-			compared += compare_run("contiguous", conf, &st,
-						textsearch_find_continuous(
-							conf, &st, data, dlen),
-						want, nwant, &s, data, dlen);
-			b = blocks_random(data, dlen, &r,
-					  (int)rng_below(&r, 3));
-			/* the provider per call, or the kernel's way */
-			kernel = rng_below(&r, 4) == 0;
-			compared += compare_run(
-				kernel ? "kernel-style blocks" : "blocks", conf,
-				&st,
-				kernel ?
-					blocks_find_kernel_style(conf, &st, b) :
-					blocks_find(conf, &st, b),
-				want, nwant, &s, data, dlen);
-			/* every find/next call ran finish once, the last
+			/* ac or auto, then teddy at some level (it takes
+			 * up to 128 patterns) */
+			for (a = 0; a < 2; a++) {
+				const char *algo =
+					a == 0 ? (rng_below(&r, 4) ? "ac" :
+								     "auto") :
+						 teddy_levels[rng_below(
+							 &r, N_TEDDY)];
+				struct ts_config *conf;
+				struct ts_state st;
+				struct blocks *b;
+				unsigned int calls;
+				bool kernel;
+
+				if (a == 1 && s.count > 128)
+					break;
+				conf = textsearch_prepare_set(
+					algo, (const void *const *)s.pat, s.len,
+					s.count, GFP_KERNEL, flags);
+				if (IS_ERR(conf))
+					fail_msg("%s: %s", algo,
+						 textsearch_last_error());
+				compared += compare_run(
+					algo, conf, &st,
+					textsearch_find_continuous(conf, &st,
+								   data, dlen),
+					want, nwant, &s, data, dlen);
+				b = blocks_random(data, dlen, &r,
+						  (int)rng_below(&r, 3));
+				/* the provider per call, or the kernel's way */
+				kernel = rng_below(&r, 4) == 0;
+				compared += compare_run(
+					kernel ? "kernel-style blocks" :
+						 "blocks",
+					conf, &st,
+					kernel ? blocks_find_kernel_style(
+							 conf, &st, b) :
+						 blocks_find(conf, &st, b),
+					want, nwant, &s, data, dlen);
+				/* every find/next call ran finish once, the last
 			 * two being the UINT_MAX ones */
-			calls = nwant + 2;
-			assert_true(blocks_ok(b));
-			assert_int_equal(blocks_finishes(b), calls);
-			blocks_free(b);
+				calls = nwant + 2;
+				assert_true(blocks_ok(b));
+				assert_int_equal(blocks_finishes(b), calls);
+				blocks_free(b);
+				textsearch_destroy(conf);
+			}
 			free(want);
-			textsearch_destroy(conf);
 		}
 		set_free(&s);
 	}
@@ -358,7 +380,7 @@ static void prepare_set_errors(void **unused)
 	textsearch_destroy(conf);
 	conf = textsearch_prepare_set("auto", p, l, 2, GFP_KERNEL, 0);
 	assert_false(IS_ERR(conf));
-	assert_string_equal(conf->ops->name, "ac");
+	assert_string_equal(conf->ops->name, "teddy");
 	assert_int_equal(textsearch_get_pattern_len(conf), 2);
 	assert_memory_equal(textsearch_get_pattern(conf), "ab", 2);
 	textsearch_destroy(conf);
@@ -369,6 +391,74 @@ static void prepare_set_errors(void **unused)
 	assert_int_equal(
 		PTR_ERR(textsearch_prepare("kmp", "a", 1, GFP_KERNEL, 8)),
 		-EINVAL);
+}
+
+/* Which algorithm "auto" takes for a set of @count patterns, all @len
+ * bytes but the last, which has @last. */
+static const char *auto_choice(unsigned int count, unsigned int len,
+			       unsigned int last, int flags)
+{
+	static const char bytes[] = "abcdefghijklmnopqrstuvwxyz";
+	static char name[32];
+	const void *p[200];
+	unsigned int l[200], i;
+	struct ts_config *conf;
+
+	assert_true(count <= 200 && len <= 8 && last <= 8);
+	for (i = 0; i < count; i++) {
+		p[i] = bytes + i % 18;
+		l[i] = i == count - 1 ? last : len;
+	}
+	conf = textsearch_prepare_set("auto", p, l, count, GFP_KERNEL, flags);
+	assert_false(IS_ERR(conf));
+	snprintf(name, sizeof(name), "%s", conf->ops->name);
+	textsearch_destroy(conf);
+	return name;
+}
+
+/* The thresholds registry.c documents (docs/performance.md measured
+ * them): teddy up to 8 patterns, 32 from 2 bytes, 64 from 3, 128 from 4;
+ * ac past. */
+static void auto_set_choices(void **unused)
+{
+	(void)unused;
+	assert_string_equal(auto_choice(2, 5, 5, 0), "teddy");
+	assert_string_equal(auto_choice(8, 5, 1, 0), "teddy");
+	assert_string_equal(auto_choice(8, 1, 1, TS_IGNORECASE), "teddy");
+	assert_string_equal(auto_choice(9, 5, 1, 0), "ac");
+	assert_string_equal(auto_choice(32, 5, 2, 0), "teddy");
+	assert_string_equal(auto_choice(33, 5, 2, 0), "ac");
+	assert_string_equal(auto_choice(64, 5, 3, TS_OVERLAP), "teddy");
+	assert_string_equal(auto_choice(65, 5, 3, 0), "ac");
+	assert_string_equal(auto_choice(64, 5, 2, 0), "ac");
+	assert_string_equal(auto_choice(128, 8, 4, 0), "teddy");
+	assert_string_equal(auto_choice(128, 8, 3, 0), "ac");
+	assert_string_equal(auto_choice(129, 8, 8, 0), "ac");
+	assert_string_equal(auto_choice(200, 8, 8, 0), "ac");
+}
+
+/* teddy refuses more than 128 patterns, saying why; 128 it takes. */
+static void teddy_limit(void **unused)
+{
+	const void *p[129];
+	unsigned int l[129], i;
+	struct ts_config *conf;
+
+	(void)unused;
+	for (i = 0; i < 129; i++) {
+		p[i] = "abcdefgh" + i % 8;
+		l[i] = 1;
+	}
+	conf = textsearch_prepare_set("teddy_scalar", p, l, 129, GFP_KERNEL, 0);
+	assert_true(IS_ERR(conf));
+	assert_int_equal(PTR_ERR(conf), -EINVAL);
+	assert_non_null(strstr(textsearch_last_error(), "at most 128"));
+	conf = textsearch_prepare_set("teddy", p, l, 128, GFP_KERNEL, 0);
+	assert_false(IS_ERR(conf));
+	assert_int_equal(textsearch_find_continuous(
+				 conf, &(struct ts_state){ 0 }, "xxh", 3),
+			 2);
+	textsearch_destroy(conf);
 }
 
 static void match_id_len_single(void **unused)
@@ -403,6 +493,8 @@ static void overlap_single_every_algorithm(void **unused)
 		"rarebyte_avx512",
 		"auto",
 		"ac",
+		"teddy",
+		"teddy_scalar",
 	};
 	const struct ts_fsm_token aa[] = {
 		{ TS_FSM_SPECIFIC, TS_FSM_SINGLE, 'a' },
@@ -512,8 +604,8 @@ static void set_of_one_is_single(void **unused)
 		for (i = 0; i < sizeof(data); i++)
 			data[i] = "aAb"[rng_below(&r, 3)];
 		one = textsearch_prepare("kmp", pat, len, GFP_KERNEL, flags);
-		set = textsearch_prepare_set("ac", p, &len, 1, GFP_KERNEL,
-					     flags);
+		set = textsearch_prepare_set(round & 4 ? "teddy" : "ac", p,
+					     &len, 1, GFP_KERNEL, flags);
 		assert_false(IS_ERR(one) || IS_ERR(set));
 		a = textsearch_find_continuous(one, &s1, data, sizeof(data));
 		b = textsearch_find_continuous(set, &s2, data, sizeof(data));
@@ -565,6 +657,10 @@ static void *search_thread(void *arg)
 	return bad ? arg : NULL;
 }
 
+/* The set algorithms the tests below run each through. */
+static const char *const set_algos[] = { "ac", "teddy", "teddy_scalar" };
+#define N_SET_ALGOS (sizeof(set_algos) / sizeof(set_algos[0]))
+
 static void threads_share_a_set(void **unused)
 {
 	static u8 data[4000];
@@ -573,7 +669,7 @@ static void threads_share_a_set(void **unused)
 	pthread_t t[THREADS];
 	struct shared sh;
 	unsigned int i, j;
-	int ov;
+	unsigned int ov;
 
 	(void)unused;
 	s.count = 300;
@@ -589,15 +685,21 @@ static void threads_share_a_set(void **unused)
 	}
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = (u8)('a' + rng_below(&r, 5));
-	for (ov = 0; ov < 2; ov++) {
-		sh.conf = textsearch_prepare_set("ac",
-						 (const void *const *)s.pat,
-						 s.len, s.count, GFP_KERNEL,
-						 ov ? TS_OVERLAP : 0);
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
+		/* teddy takes up to 128: the first 100 */
+		struct set sub = s;
+
+		if (ov / 2)
+			sub.count = 100;
+		sh.conf = textsearch_prepare_set(set_algos[ov / 2],
+						 (const void *const *)sub.pat,
+						 sub.len, sub.count, GFP_KERNEL,
+						 ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(sh.conf));
 		sh.data = data;
 		sh.dlen = sizeof(data);
-		sh.want = reference(&s, data, sizeof(data), ov, &sh.nwant);
+		sh.want =
+			reference(&sub, data, sizeof(data), ov % 2, &sh.nwant);
 		assert_true(sh.nwant > 100);
 		for (i = 0; i < THREADS; i++)
 			assert_int_equal(pthread_create(&t[i], NULL,
@@ -655,7 +757,7 @@ static void reader_with_a_set(void **unused)
 		data[i] = (u8)('a' + rng_below(&r, 3));
 	memcpy(data + 100, longp, LONG);
 	memcpy(data + 30000, longp, LONG);
-	for (ov = 0; ov < 2; ov++) {
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
 		const void *p[] = { longp, "ab", "cab", longp + LONG - 3 };
 		unsigned int l[] = { LONG, 2, 3, 3 };
 		struct set s = { 4, (u8 **)p, l, false };
@@ -668,10 +770,11 @@ static void reader_with_a_set(void **unused)
 		unsigned int nwant, k, pos;
 		int fds[2];
 
-		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
-					      ov ? TS_OVERLAP : 0);
+		conf = textsearch_prepare_set(set_algos[ov / 2], p, l, 4,
+					      GFP_KERNEL,
+					      ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(conf));
-		want = reference(&s, data, DLEN, ov, &nwant);
+		want = reference(&s, data, DLEN, ov % 2, &nwant);
 		assert_int_equal(pipe(fds), 0);
 		f = (struct pipe_feed){ fds[1], data, DLEN };
 		assert_int_equal(pthread_create(&t, NULL, feed, &f), 0);
@@ -709,18 +812,19 @@ static void iovec_with_a_set(void **unused)
 	};
 
 	(void)unused;
-	for (ov = 0; ov < 2; ov++) {
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
 		struct ts_config *conf;
 		struct ts_state st;
 		struct occ *want;
 		unsigned int nwant, k, pos;
 
-		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
-					      ov ? TS_OVERLAP : 0);
+		conf = textsearch_prepare_set(set_algos[ov / 2], p, l, 4,
+					      GFP_KERNEL,
+					      ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(conf));
-		want = reference(&s, (const u8 *)text, sizeof(text) - 1, ov,
+		want = reference(&s, (const u8 *)text, sizeof(text) - 1, ov % 2,
 				 &nwant);
-		assert_int_equal(nwant, ov ? 6 : 3);
+		assert_int_equal(nwant, ov % 2 ? 6 : 3);
 		for (k = 0, pos = textsearch_find_iovec(conf, &st, iov, 6);
 		     pos != UINT_MAX; pos = textsearch_next(conf, &st), k++) {
 			assert_true(k < nwant);
@@ -749,7 +853,7 @@ static void skb_with_a_set(void **unused)
 	struct set s = { 4, (u8 **)p, l, false };
 
 	(void)unused;
-	for (ov = 0; ov < 2; ov++) {
+	for (ov = 0; ov < 2 * N_SET_ALGOS; ov++) {
 		struct ts_config *conf;
 		struct sk_buff *skb = alloc_skb(3, GFP_KERNEL);
 		struct ts_state st;
@@ -771,10 +875,11 @@ static void skb_with_a_set(void **unused)
 		}
 		if (n > 3 + MAX_SKB_FRAGS)
 			n = 3 + MAX_SKB_FRAGS;
-		conf = textsearch_prepare_set("ac", p, l, 4, GFP_KERNEL,
-					      ov ? TS_OVERLAP : 0);
+		conf = textsearch_prepare_set(set_algos[ov / 2], p, l, 4,
+					      GFP_KERNEL,
+					      ov % 2 ? TS_OVERLAP : 0);
 		assert_false(IS_ERR(conf));
-		want = reference(&s, (const u8 *)text, n, ov, &nwant);
+		want = reference(&s, (const u8 *)text, n, ov % 2, &nwant);
 		assert_true(nwant >= 3);
 		for (k = 0, pos = skb_find_text_state(skb, 0, n, conf, &st);
 		     pos != UINT_MAX; pos = textsearch_next(conf, &st), k++) {
@@ -794,6 +899,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(prepare_set_errors),
 		cmocka_unit_test(match_id_len_single),
+		cmocka_unit_test(auto_set_choices),
+		cmocka_unit_test(teddy_limit),
 		cmocka_unit_test(overlap_single_every_algorithm),
 		cmocka_unit_test(set_of_one_is_single),
 		cmocka_unit_test(every_byte_value),

@@ -1,6 +1,8 @@
 /*
  * test_simd.c - the SIMD literal search, rarebyte, at each dispatch level
- * (rarebyte_avx512, _avx2, _sse2, _scalar), and "auto":
+ * (rarebyte_avx512, _avx2, _sse2, _scalar), and "auto"; and the SIMD set
+ * search, teddy, at each level against its scalar twin (teddy_scalar) and
+ * the reference, through blocks of every size:
  *   - which bytes the filter picks (the rarest, not the common prefix);
  *   - one-, two- and three-byte patterns, patterns longer than a vector and
  *     than 256 bytes;
@@ -761,6 +763,156 @@ static void test_periodic(void **unused)
 	       cases, found);
 }
 
+/* ---- teddy: each level against its scalar twin and the reference --------- */
+
+static const char *const teddy_levels[] = {
+	"teddy_scalar", "teddy_ssse3", "teddy_avx2", "teddy_avx512", "teddy",
+};
+#define N_TEDDY (sizeof(teddy_levels) / sizeof(teddy_levels[0]))
+
+/* One find/next sequence of @conf through @b (or contiguous if NULL):
+ * start, id and length of each match, UINT_MAX last; their number. */
+static unsigned int teddy_run(struct ts_config *conf, const u8 *data,
+			      unsigned int dlen, struct blocks *b,
+			      unsigned int *out, unsigned int max)
+{
+	struct ts_state st;
+	unsigned int pos, n = 0;
+
+	pos = b ? blocks_find(conf, &st, b) :
+		  textsearch_find_continuous(conf, &st, data, dlen);
+	for (; pos != UINT_MAX; pos = textsearch_next(conf, &st)) {
+		assert_true(n + 3 <= max);
+		out[n++] = pos;
+		out[n++] = textsearch_match_id(&st);
+		out[n++] = textsearch_match_len(conf, &st);
+	}
+	assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+	return n;
+}
+
+/*
+ * Random sets of 1 to 40 patterns of 1 to 70 bytes (past the 8-byte
+ * prefix compare and past a vector) from small alphabets, the ISO-8859-1
+ * letters among them; data of 0 to 300 bytes in an allocation of exactly
+ * its size, with patterns planted.  Every level, with and without
+ * TS_IGNORECASE and TS_OVERLAP, contiguous and through blocks of every
+ * size from 1 to 70 bytes, must give the scalar twin's sequence, and that
+ * the reference's.
+ */
+static void test_teddy_levels(void **unused)
+{
+	static const u8 alpha[][6] = {
+		{ 'a', 'b' },
+		{ 'a', 'b', 'c', 'A' },
+		{ 0xC0, 0xE0, 0xD7, 0xF7, 'x', 'X' },
+		{ 'e', 't', 'h', 'q', 'z', ' ' },
+	};
+	static const unsigned int asize[] = { 2, 4, 6, 6 };
+	struct rng r = { test_seed("teddy", 4242) };
+	unsigned int *want, *got;
+	unsigned int round, checked = 0;
+
+	(void)unused;
+	for (round = 0; round < 150; round++) {
+		unsigned int count = 1 + rng_below(&r, 40), i, j, l, f;
+		unsigned int maxlen = rng_below(&r, 3) ? 6 : 70, a;
+		unsigned int dlen = rng_below(&r, 301), nref, nwant;
+		u8 *pats[40], *data = malloc(dlen ? dlen : 1);
+		unsigned int lens[40];
+		struct ref_match *ref;
+
+		a = rng_below(&r, 4);
+		assert_non_null(data);
+		for (i = 0; i < count; i++) {
+			lens[i] = 1 + rng_below(&r, maxlen);
+			pats[i] = malloc(lens[i]);
+			assert_non_null(pats[i]);
+			for (j = 0; j < lens[i]; j++)
+				pats[i][j] = alpha[a][rng_below(&r, asize[a])];
+		}
+		for (i = 0; i < dlen; i++)
+			data[i] = alpha[a][rng_below(&r, asize[a])];
+		while (rng_below(&r, 4)) {
+			i = rng_below(&r, count);
+			if (lens[i] <= dlen)
+				memcpy(data + rng_below(&r, dlen - lens[i] + 1),
+				       pats[i], lens[i]);
+			else
+				break;
+		}
+		for (f = 0; f < 4; f++) {
+			int flags = (f & 1 ? TS_IGNORECASE : 0) |
+				    (f & 2 ? TS_OVERLAP : 0);
+			struct ts_config *conf;
+
+			ref = ref_set_matches((const u8 *const *)pats, lens,
+					      count, f & 1, data, dlen, f & 2,
+					      &nref);
+			want = malloc((3 * nref + 3) * sizeof(*want));
+			got = malloc((3 * nref + 3) * sizeof(*got));
+			assert_true(want && got);
+			for (i = 0; i < nref; i++) {
+				want[3 * i] = ref[i].start;
+				want[3 * i + 1] = ref[i].id;
+				want[3 * i + 2] = ref[i].end - ref[i].start;
+			}
+			nwant = 3 * nref;
+			free(ref);
+			for (l = 0; l < N_TEDDY; l++) {
+				unsigned int bs, n;
+
+				conf = textsearch_prepare_set(
+					teddy_levels[l],
+					(const void *const *)pats, lens, count,
+					GFP_KERNEL, flags);
+				if (IS_ERR(conf))
+					fail_msg("%s: %s", teddy_levels[l],
+						 textsearch_last_error());
+				for (bs = 0; bs <= 70; bs++) {
+					unsigned int cuts[301], nc = 0;
+					struct blocks *b = NULL;
+
+					if (bs) {
+						for (i = bs; i < dlen; i += bs)
+							cuts[nc++] = i;
+						b = blocks_new(data, dlen, cuts,
+							       nc);
+					}
+					n = teddy_run(conf, data, dlen, b, got,
+						      nwant + 3);
+					if (n != nwant ||
+					    memcmp(got, want,
+						   n * sizeof(*got))) {
+						fprintf(stderr,
+							"%s: flags %d, blocks "
+							"%u, round %u: %u "
+							"results, want %u\n",
+							teddy_levels[l], flags,
+							bs, round, n / 3,
+							nwant / 3);
+						fail();
+					}
+					if (b) {
+						assert_true(blocks_ok(b));
+						blocks_free(b);
+					}
+					checked++;
+				}
+				textsearch_destroy(conf);
+			}
+			free(want);
+			free(got);
+		}
+		for (i = 0; i < count; i++)
+			free(pats[i]);
+		free(data);
+	}
+	printf("# simd: teddy: %u sequences checked against the reference "
+	       "at %zu levels\n",
+	       checked, N_TEDDY);
+}
+
 /* ---- stream offsets near UINT_MAX ---------------------------------------- */
 
 /* ---- short blocks: the register carry ----------------------------------- */
@@ -997,6 +1149,53 @@ static void test_near_uint_max(void **unused)
 	}
 }
 
+/* The same for teddy at each level, the long pattern in a set with a
+ * short absent one. */
+static void test_teddy_near_uint_max(void **unused)
+{
+	static u8 pat[VPAT];
+	const void *p[2] = { pat, "ccccc" };
+	unsigned int lens[2] = { VPAT, 5 };
+	struct ts_state st;
+	struct vstream v;
+	size_t l;
+
+	(void)unused;
+	memset(&v, 0, sizeof(v));
+	memset(pat, 'b', sizeof(pat));
+	for (l = 0; l < N_TEDDY; l++) {
+		struct ts_config *conf = textsearch_prepare_set(
+			teddy_levels[l], p, lens, 2, GFP_KERNEL, 0);
+
+		assert_false(IS_ERR(conf));
+		v.stream_end = UINT_MAX;
+		v.b_from = UINT_MAX - VPAT;
+		v.overlong = false;
+		v.head_b = true;
+		assert_int_equal(vstream_find(conf, &st, &v), 0);
+		v.head_b = false;
+		v.last = 0;
+		st.offset = UINT_MAX - VPAT - 3 * VSTREAM_BLOCK - 17;
+		assert_int_equal(textsearch_next(conf, &st), UINT_MAX - VPAT);
+		assert_int_equal(st.offset, UINT_MAX);
+		assert_true(v.ok);
+		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+
+		v.b_from = UINT_MAX - VPAT + 1;
+		v.stream_end = (uint64_t)UINT_MAX + VPAT;
+		v.overlong = true;
+		v.head_b = true;
+		assert_int_equal(vstream_find(conf, &st, &v), 0);
+		v.head_b = false;
+		v.last = 0;
+		st.offset = UINT_MAX - VPAT - 2 * VSTREAM_BLOCK - 5;
+		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+		assert_true(v.ok);
+		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+		textsearch_destroy(conf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1011,6 +1210,8 @@ int main(void)
 		cmocka_unit_test(test_small_blocks),
 		cmocka_unit_test(test_small_blocks_giveup),
 		cmocka_unit_test(test_near_uint_max),
+		cmocka_unit_test(test_teddy_levels),
+		cmocka_unit_test(test_teddy_near_uint_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

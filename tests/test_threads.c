@@ -290,6 +290,8 @@ enum {
 	A_RB_AVX2,
 	A_RB_SSE2,
 	A_RB_SCALAR,
+	A_TEDDY,
+	A_TEDDY_SCALAR,
 	A_FSM,
 	N_ALGOS
 };
@@ -302,6 +304,8 @@ static const char *const algo_names[N_ALGOS] = {
 	"rarebyte_avx2",
 	"rarebyte_sse2",
 	"rarebyte_scalar",
+	"teddy",
+	"teddy_scalar",
 	"fsm",
 };
 
@@ -315,10 +319,21 @@ static const char *const literal_pats[N_ALGOS] = {
 	"abcabcabcabcabcabcabcabcabcabcabcabcz",
 	"Ba",
 	"bca",
+	"cAbzcAbzcAbzcAbzcAbzcAbzcAbzcAbzcAbzcAbzcAbz",
+	"zcab",
 	NULL,
 };
 static const int literal_flags[N_ALGOS] = {
-	TS_IGNORECASE, 0, TS_IGNORECASE, TS_IGNORECASE, 0, TS_IGNORECASE, 0, 0,
+	TS_IGNORECASE,
+	0,
+	TS_IGNORECASE,
+	TS_IGNORECASE,
+	0,
+	TS_IGNORECASE,
+	0,
+	TS_IGNORECASE,
+	0,
+	0,
 };
 
 /* fsm: skip anything, 'a', one or more lower-case letters, 'c' */

@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,9 +59,12 @@ static struct ts_ops *find_locked(const char *name)
 
 /*
  * What "auto" means for @pattern and @flags: the fastest built-in literal
- * search.  Today that is rarebyte whatever the pattern: its vector filter
- * wins from one byte up and folds case without slowing down.  The choice
- * is made here, per prepare, so it may come to depend on the pattern.
+ * search.  Measured (docs/performance.md, "auto"), that is rarebyte for
+ * every length from 1 to 256 bytes, exact and TS_IGNORECASE, absent and
+ * rare patterns, periodic ones included: its vector filter wins by 8x or
+ * more over bm, kmp and shiftor.  Only data dense with matches of a
+ * periodic pattern ("abab" in "abababab...") lets bm or shiftor catch up,
+ * and that depends on the data, which a prepare cannot see.
  */
 static const char *auto_algorithm(const void *pattern, unsigned int len,
 				  int flags)
@@ -73,12 +77,29 @@ static const char *auto_algorithm(const void *pattern, unsigned int len,
 
 /*
  * What "auto" means for a set: one pattern is searched by the single-
- * pattern choice (a set of one gives the same matches, with id 0); any
- * more by the Aho-Corasick automaton, which is linear whatever the set.
+ * pattern choice (a set of one gives the same matches, with id 0).  Small
+ * sets go to teddy, whose filter gets weaker as buckets fill and keys
+ * shorten (it keys on the first 3 or 4 bytes, fewer if a pattern is
+ * shorter); the thresholds are where it stopped beating Aho-Corasick on
+ * English-like text (docs/performance.md, "What auto picks"): up to 8
+ * patterns whatever their lengths, 32 from 2 bytes, 64 from 3 bytes, 128
+ * (teddy's limit) from 4.  The rest go to "ac", which is linear whatever
+ * the set and the data.
  */
-static const char *auto_set_algorithm(unsigned int count)
+static const char *auto_set_algorithm(const unsigned int *lens,
+				      unsigned int count)
 {
-	return count == 1 ? NULL : "ac";
+	unsigned int i, shortest = UINT_MAX;
+
+	if (count == 1)
+		return NULL;
+	for (i = 0; i < count; i++)
+		if (lens[i] < shortest)
+			shortest = lens[i];
+	if (count <= 8 || (count <= 32 && shortest >= 2) ||
+	    (count <= 64 && shortest >= 3) || (count <= 128 && shortest >= 4))
+		return "teddy";
+	return "ac";
 }
 
 static int register_ops(struct ts_ops *ops)
@@ -128,6 +149,11 @@ static void register_builtins(void)
 		&ts_rarebyte_sse2_ops,
 		&ts_rarebyte_scalar_ops,
 		&ts_ac_ops,
+		&ts_teddy_ops,
+		&ts_teddy_avx512_ops,
+		&ts_teddy_avx2_ops,
+		&ts_teddy_ssse3_ops,
+		&ts_teddy_scalar_ops,
 	};
 	size_t i;
 
@@ -298,11 +324,16 @@ static struct ts_config *prepared(const char *fn, const char *algo,
 	int err;
 
 	if (IS_ERR_OR_NULL(conf)) {
+		char why[256];
+
 		put_ops(ops);
 		err = conf ? (int)PTR_ERR(conf) : -ENOMEM;
+		/* the algorithm's own reason, when it gave one (the caller
+		 * cleared the message before init) */
+		snprintf(why, sizeof(why), "%s", textsearch_last_error());
 		return prepare_error(
 			ts_fail(err, "%s: %s rejected the pattern: %s", fn,
-				algo, textsearch_strerror(err)));
+				algo, why[0] ? why : textsearch_strerror(err)));
 	}
 	conf->ops = ops;
 	conf->flags = flags;
@@ -336,6 +367,7 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 	err = lookup(fn, algo, gfp_mask, flags, &ops);
 	if (err)
 		return prepare_error(err);
+	ts_clear_error();
 	return prepared(fn, algo, ops, ops->init(pattern, len, gfp_mask, flags),
 			flags, len);
 }
@@ -370,7 +402,7 @@ struct ts_config *textsearch_prepare_set(const char *algo,
 		return prepare_error(err);
 
 	if (strcmp(algo, TS_AUTO_NAME) == 0) {
-		algo = auto_set_algorithm(count);
+		algo = auto_set_algorithm(lens, count);
 		if (!algo)
 			return textsearch_prepare(TS_AUTO_NAME, patterns[0],
 						  lens[0], gfp_mask, flags);
@@ -386,6 +418,7 @@ struct ts_config *textsearch_prepare_set(const char *algo,
 				"not a set",
 				fn, algo));
 	}
+	ts_clear_error();
 	return prepared(fn, algo, ops,
 			ops->init_set(patterns, lens, count, gfp_mask, flags),
 			flags, longest);

@@ -1,0 +1,861 @@
+/*
+ * teddy.c - small pattern sets, in the manner of Teddy: a SIMD bucket
+ * filter on the first bytes of the patterns, verified exactly.
+ *
+ * The set is cut into 8 buckets, 16 from TD_FAT_FROM patterns on (the
+ * patterns sorted by their first bytes, then split evenly, so that
+ * patterns with like prefixes share a bucket).  The key is the first 3
+ * bytes, 4 with 16 buckets, fewer if a pattern is shorter.  For key
+ * position j two 16-byte tables give, for the low and the high nibble of a
+ * data byte, the buckets that have a pattern whose byte j has that nibble;
+ * for a window start p, ANDing lo[j][s[p+j] & 15] & hi[j][s[p+j] >> 4]
+ * over j leaves the buckets whose patterns may start at p.  The nibble
+ * lookups are pshufb, 16 (SSSE3), 32 (AVX2) or 64 (AVX-512BW) starts at a
+ * time (with 16 buckets, a second pair of tables gives buckets 8-15);
+ * a start with a bucket left is verified exactly against that
+ * bucket's patterns.  TS_IGNORECASE costs nothing in the scan: the tables
+ * take both cases of every letter (every byte that folds to the pattern
+ * byte), and only the verify folds.
+ *
+ * Order: starts are settled in ascending order, each once all its
+ * occurrences are known (the longest pattern's bytes are in hand, or the
+ * stream has ended), so the first start with an occurrence holds the
+ * answer; ts_set_offer picks it among that start's occurrences exactly as
+ * Aho-Corasick does (ac.c), the longest then lowest id, or with TS_OVERLAP
+ * the lowest (end, id) after the last one reported.
+ *
+ * Blocks: as rarebyte.c, windows are verified inside a block where the
+ * longest pattern fits; the starts nearer a block's end than that are
+ * carried (at most 2 * (longest - 1) bytes) into the next block, and
+ * settled at the end of the stream with what is there.
+ *
+ * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL, with a
+ * message): with 8 buckets a larger set lets most starts through the
+ * filter, and "ac" is faster there (docs/performance.md).  Memory: about
+ * 2.5 KiB of tables plus 40 bytes and the pattern's bytes per pattern.
+ * With 1- or 2-byte patterns the
+ * filter passes many starts, which is why "auto" takes teddy only for the
+ * set sizes and shortest lengths where it measured faster than "ac".
+ * Worst case: a candidate verifies every pattern of its buckets, so data
+ * that matches long prefixes everywhere costs O(n * total pattern bytes).
+ *
+ * Dispatch as rarebyte: "teddy" takes the best level the CPU has,
+ * "teddy_avx512", "teddy_avx2", "teddy_ssse3" and "teddy_scalar" pin one
+ * (never above the CPU's).  The scalar twin uses the same tables (folded
+ * into one 256-entry table per key position), so every level finds the
+ * same candidates.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TD_X86 1
+#else
+#define TD_X86 0
+#endif
+
+#define TD_MAX_PATTERNS 128u
+#define TD_BUCKETS 16u
+/* sets larger than this get 16 buckets, smaller ones 8 */
+#define TD_FAT_FROM 17u
+#define TD_MAXKEY 4u
+#define TD_STACK_CARRY 512
+
+enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_NLEVELS };
+
+struct td_pat {
+	uint64_t val;  /* its first min(8, len) folded bytes */
+	uint64_t keep; /* 0xFF for each of those bytes */
+	uint64_t orm;  /* 0x20 where a data byte matches either case */
+	uint32_t off;  /* of its folded bytes in td->bytes */
+	uint32_t len;
+	uint32_t id;
+};
+
+struct teddy;
+
+/* What a search is looking for, and the best occurrence so far. */
+struct td_ctx {
+	struct ts_set_best best;
+	bool overlap, have_prev;
+	uint64_t prev_start;
+	unsigned int prev_end, prev_id;
+};
+
+/* Settle the starts [from, last] of s (the bytes [from, last + longest)
+ * are in s), s[0] at stream offset @sbase; true once one has an
+ * occurrence (in ctx->best). */
+typedef bool (*td_scan_fn)(const struct teddy *t, const u8 *s, size_t from,
+			   size_t last, uint64_t sbase, struct td_ctx *ctx);
+
+struct teddy {
+	/* [buckets 0-7 or 8-15][key position][nibble] */
+	u8 lo[2][TD_MAXKEY][16] __attribute__((aligned(16)));
+	u8 hi[2][TD_MAXKEY][16] __attribute__((aligned(16)));
+	/* lo & hi of each byte, all 16 buckets: the scalar filter */
+	uint16_t tab[TD_MAXKEY][256];
+	u8 fold[256];
+	unsigned int count, keyw, longest, shortest, nbuckets;
+	bool icase;
+	enum td_level level;
+	td_scan_fn scan;
+	uint32_t bucket[TD_BUCKETS + 1]; /* bucket b: pat[bucket[b], [b+1]) */
+	struct td_pat *pat;
+	u8 *bytes;    /* the patterns, folded */
+	u8 *pattern0; /* pattern 0 as given, for get_pattern */
+	unsigned int len0;
+};
+
+/* ---- verification ----------------------------------------------------- */
+
+static inline bool td_equal(const struct teddy *t, const u8 *w, const u8 *p,
+			    uint32_t len)
+{
+	uint32_t i;
+
+	if (!t->icase)
+		return memcmp(w, p, len) == 0;
+	for (i = 0; i < len; i++)
+		if (t->fold[w[i]] != p[i])
+			return false;
+	return true;
+}
+
+/* The occurrences at start @q of the patterns in buckets @bits; @avail
+ * bytes from s[q] are in hand (all a pattern needs, or the rest of the
+ * stream).  With 8 of them, the first 8 bytes of a pattern are checked in
+ * one compare: a folded letter c is matched by exactly the bytes x with
+ * x | 0x20 == c, any other byte by itself only (as in rarebyte.c). */
+static void td_verify(const struct teddy *t, const u8 *s, size_t q,
+		      size_t avail, unsigned int bits, uint64_t sbase,
+		      struct td_ctx *ctx)
+{
+	uint64_t start = sbase + q, w8 = 0;
+
+	if (avail >= 8)
+		memcpy(&w8, s + q, 8);
+	while (bits) {
+		unsigned int b = (unsigned int)__builtin_ctz(bits);
+		uint32_t i, end = t->bucket[b + 1];
+
+		bits &= bits - 1;
+		for (i = t->bucket[b]; i < end; i++) {
+			const struct td_pat *p = &t->pat[i];
+			uint64_t e = start + p->len;
+
+			if (p->len > avail || e > UINT_MAX)
+				continue;
+			if (avail >= 8) {
+				if (((w8 | p->orm) & p->keep) != p->val)
+					continue;
+				if (p->len > 8 &&
+				    !td_equal(t, s + q + 8,
+					      t->bytes + p->off + 8,
+					      p->len - 8))
+					continue;
+			} else if (!td_equal(t, s + q, t->bytes + p->off,
+					     p->len)) {
+				continue;
+			}
+			if (ctx->have_prev && start == ctx->prev_start &&
+			    (e < ctx->prev_end ||
+			     (e == ctx->prev_end && p->id <= ctx->prev_id)))
+				continue; /* reported already */
+			ts_set_offer(&ctx->best, ctx->overlap,
+				     (unsigned int)start, (unsigned int)e,
+				     p->id);
+		}
+	}
+}
+
+/* The scalar filter at start @p (keyw bytes from s[p] readable). */
+static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
+				     size_t p, unsigned int keyw)
+{
+	unsigned int m = t->tab[0][s[p]];
+
+	if (keyw > 1)
+		m &= t->tab[1][s[p + 1]];
+	if (keyw > 2)
+		m &= t->tab[2][s[p + 2]];
+	if (keyw > 3)
+		m &= t->tab[3][s[p + 3]];
+	return m;
+}
+
+#define TD_INLINE inline __attribute__((always_inline))
+
+static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
+				       size_t from, size_t last, uint64_t sbase,
+				       struct td_ctx *ctx, unsigned int keyw)
+{
+	size_t p;
+
+	for (p = from; p <= last; p++) {
+		unsigned int m = td_filter(t, s, p, keyw);
+
+		if (__builtin_expect(m != 0, 0)) {
+			td_verify(t, s, p, last + t->longest - p, m, sbase,
+				  ctx);
+			if (ctx->best.have)
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
+			   size_t last, uint64_t sbase, struct td_ctx *ctx)
+{
+	switch (t->keyw) {
+	case 1:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 1);
+	case 2:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 2);
+	case 3:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 3);
+	default:
+		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 4);
+	}
+}
+
+/* Go through the candidate starts base + k for the bits k of @mask, their
+ * buckets in @lo8[k] (0-7) and @hi8[k] (8-15, NULL with 8 buckets): true
+ * once one has an occurrence.  Out of line, so the scan loops keep their
+ * registers. */
+__attribute__((noinline)) static bool
+td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
+	const u8 *lo8, const u8 *hi8, size_t last, uint64_t sbase,
+	struct td_ctx *ctx)
+{
+	while (mask) {
+		unsigned int k = (unsigned int)__builtin_ctzll(mask);
+		unsigned int bits = lo8[k] |
+				    (hi8 ? (unsigned int)hi8[k] << 8 : 0);
+
+		if (base + k > last)
+			return false;
+		td_verify(t, s, base + k, last + t->longest - (base + k), bits,
+			  sbase, ctx);
+		if (ctx->best.have)
+			return true;
+		mask &= mask - 1;
+	}
+	return false;
+}
+
+#if TD_X86
+#define TD_TARGET_SSSE3 __attribute__((target("ssse3")))
+#define TD_TARGET_AVX2 __attribute__((target("avx2")))
+#define TD_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+/*
+ * The vector scan: vectors of W starts from p, whose loads reach p + REACH
+ * (SSSE3: p + j + 16 for j < keyw; AVX2 and AVX-512: p + 2W), inside the
+ * block while p <= n - REACH, where n = last + longest bytes are in hand;
+ * two vectors per step with SSSE3 and AVX2 (one branch for 2W starts).
+ * With 16 buckets (fat) a second set of tables gives buckets 8-15.  The
+ * starts left after the last whole vector go to the scalar filter.
+ * T[2 * j] and T[2 * j + 1] are key position j's low and high nibble
+ * tables; inlined with constant keyw and fat, they stay in registers.
+ */
+#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP, REACH)      \
+	do {                                                                 \
+		const size_t n = last + t->longest;                          \
+		size_t p = from, vend;                                       \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                    \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));               \
+		unsigned int j_;                                             \
+                                                                             \
+		for (j_ = 0; j_ < keyw; j_++) {                              \
+			LOADT(T0[2 * j_], t->lo[0][j_]);                     \
+			LOADT(T0[2 * j_ + 1], t->hi[0][j_]);                 \
+			if (fat) {                                           \
+				LOADT(T1[2 * j_], t->lo[1][j_]);             \
+				LOADT(T1[2 * j_ + 1], t->hi[1][j_]);         \
+			}                                                    \
+		}                                                            \
+		if (n >= (REACH)) {                                          \
+			vend = n - (REACH);                                  \
+			if (vend > last)                                     \
+				vend = last;                                 \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
+				vec a = MASK(p, T0), b = MASK(p + (W), T0);  \
+				vec a1 = a, b1 = b;                          \
+				uint64_t m;                                  \
+				if (fat) {                                   \
+					a1 = MASK(p, T1);                    \
+					b1 = MASK(p + (W), T1);              \
+				}                                            \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))            \
+							    << ((W) % 64);   \
+				if (__builtin_expect(!m, 1))                 \
+					continue;                            \
+				STORE(buf, a);                               \
+				STORE(buf + (W), b);                         \
+				if (fat) {                                   \
+					STORE(buf1, a1);                     \
+					STORE(buf1 + (W), b1);               \
+				}                                            \
+				if (td_walk(t, s, p, m, buf,                 \
+					    fat ? buf1 : NULL, last, sbase,  \
+					    ctx))                            \
+					return true;                         \
+			}                                                    \
+			for (; p <= vend; p += (W)) {                        \
+				vec a = MASK(p, T0), a1 = a;                 \
+				uint64_t m;                                  \
+				if (fat)                                     \
+					a1 = MASK(p, T1);                    \
+				m = NZ(OR(a, a1));                           \
+				if (__builtin_expect(!m, 1))                 \
+					continue;                            \
+				STORE(buf, a);                               \
+				if (fat)                                     \
+					STORE(buf1, a1);                     \
+				if (td_walk(t, s, p, m, buf,                 \
+					    fat ? buf1 : NULL, last, sbase,  \
+					    ctx))                            \
+					return true;                         \
+			}                                                    \
+		}                                                            \
+		return p <= last &&                                          \
+		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);    \
+	} while (0)
+
+/* ---- SSSE3 ---- */
+
+#define TD_LOADT16(v, tab) v = _mm_load_si128((const __m128i *)(tab))
+#define TD_STORE16(b, v) _mm_store_si128((__m128i *)(b), v)
+#define TD_NZ16(v)                                                    \
+	((uint64_t)(~(unsigned int)_mm_movemask_epi8(                 \
+			    _mm_cmpeq_epi8(v, _mm_setzero_si128())) & \
+		    0xFFFFu))
+
+TD_TARGET_SSSE3 static TD_INLINE __m128i td_nib16(__m128i d, __m128i lo,
+						  __m128i hi)
+{
+	const __m128i f = _mm_set1_epi8(0x0F);
+
+	return _mm_and_si128(
+		_mm_shuffle_epi8(lo, _mm_and_si128(d, f)),
+		_mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(d, 4), f)));
+}
+
+TD_TARGET_SSSE3 static TD_INLINE __m128i td_mask16(const u8 *s, size_t p,
+						   unsigned int keyw,
+						   const __m128i *T)
+{
+	__m128i m =
+		td_nib16(_mm_loadu_si128((const __m128i *)(s + p)), T[0], T[1]);
+	unsigned int j;
+
+	for (j = 1; j < keyw; j++)
+		m = _mm_and_si128(
+			m,
+			td_nib16(_mm_loadu_si128((const __m128i *)(s + p + j)),
+				 T[2 * j], T[2 * j + 1]));
+	return m;
+}
+
+#define TD_MASK16(p, T) td_mask16(s, p, keyw, T)
+
+TD_TARGET_SSSE3 static TD_INLINE bool
+td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+		const bool fat)
+{
+	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16,
+		       _mm_or_si128, 2, keyw + 15);
+}
+
+/* ---- AVX2 ---- */
+
+#define TD_LOADT32(v, tab) \
+	v = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(tab)))
+#define TD_STORE32(b, v) _mm256_store_si256((__m256i *)(b), v)
+#define TD_NZ32(v)                                       \
+	((uint64_t)(~(unsigned int)_mm256_movemask_epi8( \
+		_mm256_cmpeq_epi8(v, _mm256_setzero_si256()))))
+
+TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
+						 __m256i hi)
+{
+	const __m256i f = _mm256_set1_epi8(0x0F);
+
+	return _mm256_and_si256(
+		_mm256_shuffle_epi8(lo, _mm256_and_si256(d, f)),
+		_mm256_shuffle_epi8(
+			hi, _mm256_and_si256(_mm256_srli_epi16(d, 4), f)));
+}
+
+/* As td_mask64 below: the data at p + j from loads at p and p + 32. */
+TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
+						  unsigned int keyw,
+						  const __m256i *T)
+{
+	__m256i a = _mm256_loadu_si256((const __m256i *)(s + p));
+	__m256i x = _mm256_permute2x128_si256(
+		a, _mm256_loadu_si256((const __m256i *)(s + p + 32)), 0x21);
+	__m256i m = td_nib32(a, T[0], T[1]);
+
+	if (keyw > 1)
+		m = _mm256_and_si256(m, td_nib32(_mm256_alignr_epi8(x, a, 1),
+						 T[2], T[3]));
+	if (keyw > 2)
+		m = _mm256_and_si256(m, td_nib32(_mm256_alignr_epi8(x, a, 2),
+						 T[4], T[5]));
+	if (keyw > 3)
+		m = _mm256_and_si256(m, td_nib32(_mm256_alignr_epi8(x, a, 3),
+						 T[6], T[7]));
+	return m;
+}
+
+#define TD_MASK32(p, T) td_mask32(s, p, keyw, T)
+
+TD_TARGET_AVX2 static TD_INLINE bool
+td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+	       const bool fat)
+{
+	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32,
+		       _mm256_or_si256, 2, 64);
+}
+
+/* ---- AVX-512BW: one vector per step (64 starts fill the mask) ---- */
+
+#define TD_LOADT64(v, tab) \
+	v = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(tab)))
+#define TD_STORE64(b, v) _mm512_store_si512((void *)(b), v)
+#define TD_NZ64(v) ((uint64_t)_mm512_test_epi8_mask(v, v))
+
+TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
+						   __m512i hi)
+{
+	const __m512i f = _mm512_set1_epi8(0x0F);
+
+	return _mm512_and_si512(
+		_mm512_shuffle_epi8(lo, _mm512_and_si512(d, f)),
+		_mm512_shuffle_epi8(
+			hi, _mm512_and_si512(_mm512_srli_epi16(d, 4), f)));
+}
+
+/* The data at p + j comes from two loads at p and p + 64 (so the block
+ * must reach p + 128): 64-byte loads at p + 1, p + 2... would each
+ * straddle two cache lines, which costs more than the shuffles, and much
+ * more when the data streams from memory.  x holds bytes p + 16 on, and
+ * alignr then shifts each 16-byte lane by j within (x : a). */
+TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
+						    unsigned int keyw,
+						    const __m512i *T)
+{
+	__m512i a = _mm512_loadu_si512((const void *)(s + p));
+	__m512i x = _mm512_alignr_epi32(
+		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
+	__m512i m = td_nib64(a, T[0], T[1]);
+
+	if (keyw > 1)
+		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 1),
+						 T[2], T[3]));
+	if (keyw > 2)
+		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 2),
+						 T[4], T[5]));
+	if (keyw > 3)
+		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 3),
+						 T[6], T[7]));
+	return m;
+}
+
+#define TD_MASK64(p, T) td_mask64(s, p, keyw, T)
+
+TD_TARGET_AVX512 static TD_INLINE bool
+td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+		 uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+		 const bool fat)
+{
+	TD_VECTOR_SCAN(64, __m512i, TD_LOADT64, TD_MASK64, TD_NZ64, TD_STORE64,
+		       _mm512_or_si512, 1, 128);
+}
+
+/* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
+ * in the loop. */
+#define TD_SCAN_FAT(name, target, fat)                                         \
+	target static bool name##_##fat(const struct teddy *t, const u8 *s,    \
+					size_t from, size_t last,              \
+					uint64_t sbase, struct td_ctx *ctx)    \
+	{                                                                      \
+		switch (t->keyw) {                                             \
+		case 1:                                                        \
+			return name##_k(t, s, from, last, sbase, ctx, 1, fat); \
+		case 2:                                                        \
+			return name##_k(t, s, from, last, sbase, ctx, 2, fat); \
+		case 3:                                                        \
+			return name##_k(t, s, from, last, sbase, ctx, 3, fat); \
+		default:                                                       \
+			return name##_k(t, s, from, last, sbase, ctx, 4, fat); \
+		}                                                              \
+	}
+#define TD_SCAN_LEVEL(name, target)      \
+	TD_SCAN_FAT(name, target, false) \
+	TD_SCAN_FAT(name, target, true)
+TD_SCAN_LEVEL(td_scan_ssse3, TD_TARGET_SSSE3)
+TD_SCAN_LEVEL(td_scan_avx2, TD_TARGET_AVX2)
+TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
+#endif /* TD_X86 */
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+static pthread_once_t td_probe_once = PTHREAD_ONCE_INIT;
+static enum td_level td_best = TD_SCALAR; /* written once, under the once */
+
+static void td_probe(void)
+{
+#if TD_X86
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw"))
+		td_best = TD_AVX512;
+	else if (__builtin_cpu_supports("avx2"))
+		td_best = TD_AVX2;
+	else if (__builtin_cpu_supports("ssse3"))
+		td_best = TD_SSSE3;
+#endif
+}
+
+/* [level][16 buckets] */
+static const td_scan_fn td_scans[TD_NLEVELS][2] = {
+	{ td_scan_scalar, td_scan_scalar },
+#if TD_X86
+	{ td_scan_ssse3_false, td_scan_ssse3_true },
+	{ td_scan_avx2_false, td_scan_avx2_true },
+	{ td_scan_avx512_false, td_scan_avx512_true },
+#endif
+};
+
+static enum td_level td_level_for(enum td_level wanted)
+{
+	pthread_once(&td_probe_once, td_probe);
+	return wanted < td_best ? wanted : td_best;
+}
+
+/* ---- the search -------------------------------------------------------- */
+
+/* Settle carried starts [from, to) of @c (@clen bytes, c[0] at @cbase) one
+ * by one; true once one has an occurrence. */
+static bool td_scan_carry(const struct teddy *t, const u8 *c, size_t from,
+			  size_t to, size_t clen, uint64_t cbase,
+			  struct td_ctx *ctx)
+{
+	size_t p;
+
+	for (p = from; p < to && p + t->keyw <= clen; p++) {
+		unsigned int m = td_filter(t, c, p, t->keyw);
+
+		if (m) {
+			td_verify(t, c, p, clen - p, m, cbase, ctx);
+			if (ctx->best.have)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Search from state->offset.  pos is the first start not yet settled; want
+ * the stream offset of the next block to ask for.  While pos < want the
+ * carry holds stream bytes [cbase, want), cbase <= pos, and want - pos <
+ * longest (the starts there need more bytes).
+ */
+static unsigned int td_find(struct ts_config *conf, struct ts_state *state)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	const size_t m = t->longest;
+	const size_t cap = 2 * (m - 1);
+	uint64_t pos = state->offset, want = pos, cbase = pos, bstart;
+	u8 stack[TD_STACK_CARRY], *carry = stack;
+	size_t clen = 0;
+	unsigned int n, ret = UINT_MAX;
+	const u8 *blk;
+	struct td_ctx ctx = { .overlap = conf->flags & TS_OVERLAP };
+
+	if (ctx.overlap)
+		ctx.have_prev =
+			ts_overlap_prev(state, &ctx.prev_end, &ctx.prev_id);
+	ctx.prev_start = state->offset;
+	if (cap > sizeof(stack)) {
+		carry = malloc(cap);
+		if (!carry) {
+			errno = ENOMEM;
+			return UINT_MAX;
+		}
+	}
+	for (;;) {
+		if (pos + t->shortest > UINT_MAX || want > UINT_MAX)
+			break;
+		n = conf->get_next_block((unsigned int)want, &blk, conf, state);
+		if (!n)
+			break;
+		bstart = want;
+		if (pos < bstart) {
+			/* starts straddling the boundary: at most m - 1
+			 * bytes more complete them all, unless the block
+			 * is shorter (then all of it is carried) */
+			size_t take = n < m - 1 ? n : m - 1, from_c, end_c;
+
+			if (clen + take > cap) {
+				size_t dead = (size_t)(pos - cbase);
+
+				memmove(carry, carry + dead, clen - dead);
+				clen -= dead;
+				cbase = pos;
+			}
+			memcpy(carry + clen, blk, take);
+			clen += take;
+			from_c = (size_t)(pos - cbase);
+			/* the starts whose longest window is in hand */
+			end_c = clen >= m ? clen - m + 1 : 0;
+			if (end_c > (size_t)(bstart - cbase))
+				end_c = (size_t)(bstart - cbase);
+			if (from_c < end_c) {
+				if (td_scan_carry(t, carry, from_c, end_c, clen,
+						  cbase, &ctx))
+					goto match;
+				pos = cbase + end_c;
+			}
+			if (pos < bstart) {
+				want = bstart + n; /* all of it carried */
+				continue;
+			}
+			clen = 0;
+		}
+		pos = bstart;
+		if (n >= m) {
+			if (t->scan(t, blk, 0, n - m, bstart, &ctx))
+				goto match;
+			pos = bstart + n - m + 1;
+		}
+		cbase = pos;
+		clen = (size_t)(bstart + n - pos);
+		memcpy(carry, blk + (pos - bstart), clen);
+		want = bstart + n;
+	}
+	/* the end of the stream: the starts left, with what there is */
+	if (pos < want && td_scan_carry(t, carry, (size_t)(pos - cbase), clen,
+					clen, cbase, &ctx))
+		goto match;
+	goto out;
+match:
+	state->offset = ctx.best.end;
+	ts_set_match(state, ctx.best.id);
+	ret = ctx.best.start;
+out:
+	if (carry != stack)
+		free(carry);
+	return ret;
+}
+
+/* ---- building ---------------------------------------------------------- */
+
+/* The order of patterns in the buckets: by folded key, then length. */
+struct td_sort {
+	const u8 *key;
+	uint32_t len, id;
+	unsigned int keyw;
+};
+
+static int td_cmp(const void *a, const void *b)
+{
+	const struct td_sort *x = a, *y = b;
+	int c = memcmp(x->key, y->key, x->keyw);
+
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct ts_config *td_init_level(const void *const *patterns,
+				       const unsigned int *lens,
+				       unsigned int count, gfp_t gfp_mask,
+				       int flags, enum td_level wanted)
+{
+	struct ts_config *conf;
+	struct teddy *t;
+	struct td_sort *order;
+	size_t payload, bytes = 0, off = 0;
+	unsigned int i, j, b, x;
+
+	if (count > TD_MAX_PATTERNS) {
+		ts_fail(-EINVAL,
+			"teddy: %u patterns, at most %u (\"ac\" or \"auto\" "
+			"take more)",
+			count, TD_MAX_PATTERNS);
+		return ERR_PTR(-EINVAL);
+	}
+	for (i = 0; i < count; i++)
+		if (!ts_size_add(bytes, lens[i], &bytes))
+			return ERR_PTR(-EINVAL);
+	if (bytes > UINT32_MAX ||
+	    !ts_size_add(sizeof(*t), count * sizeof(struct td_pat), &payload) ||
+	    !ts_size_add(payload, bytes, &payload) ||
+	    !ts_size_add(payload, lens[0], &payload))
+		return ERR_PTR(-EINVAL);
+	order = malloc(count * sizeof(*order));
+	if (!order)
+		return ERR_PTR(-ENOMEM);
+	conf = alloc_ts_config(payload, gfp_mask);
+	if (IS_ERR(conf)) {
+		free(order);
+		return conf;
+	}
+	t = ts_config_priv(conf);
+	t->pat = (struct td_pat *)(t + 1);
+	t->bytes = (u8 *)(t->pat + count);
+	t->pattern0 = t->bytes + bytes;
+	t->len0 = lens[0];
+	memcpy(t->pattern0, patterns[0], lens[0]);
+	t->count = count;
+	t->icase = flags & TS_IGNORECASE;
+	ts_fill_fold_table(t->fold, t->icase);
+	t->shortest = UINT_MAX;
+	for (i = 0; i < count; i++) {
+		if (lens[i] > t->longest)
+			t->longest = lens[i];
+		if (lens[i] < t->shortest)
+			t->shortest = lens[i];
+	}
+	/* 3 key bytes filter small sets well enough; a fourth costs a
+	 * quarter more per vector (and registers: 8 tables) and pays only
+	 * for larger sets, whose buckets hold more patterns */
+	t->keyw = count < TD_FAT_FROM ? 3 : TD_MAXKEY;
+	if (t->keyw > t->shortest)
+		t->keyw = t->shortest;
+
+	/* the folded patterns, then sorted by key into the buckets */
+	for (i = 0; i < count; i++) {
+		const u8 *p = patterns[i];
+		u8 *dst = t->bytes + off;
+
+		for (j = 0; j < lens[i]; j++)
+			dst[j] = t->fold[p[j]];
+		order[i] = (struct td_sort){ dst, lens[i], i, t->keyw };
+		off += lens[i];
+	}
+	qsort(order, count, sizeof(*order), td_cmp);
+	for (i = 0; i < count; i++) {
+		struct td_pat *p = &t->pat[i];
+		u8 val[8] = { 0 }, keep[8] = { 0 }, orm[8] = { 0 };
+
+		p->off = (uint32_t)(order[i].key - t->bytes);
+		p->len = order[i].len;
+		p->id = order[i].id;
+		for (j = 0; j < 8 && j < p->len; j++) {
+			u8 c = order[i].key[j];
+			bool letter = t->icase && t->fold[c ^ 0x20] == c &&
+				      (c ^ 0x20) != c;
+
+			val[j] = c;
+			keep[j] = 0xFF;
+			orm[j] = letter ? 0x20 : 0;
+		}
+		memcpy(&p->val, val, 8);
+		memcpy(&p->keep, keep, 8);
+		memcpy(&p->orm, orm, 8);
+	}
+	free(order);
+	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
+	for (b = 0; b <= t->nbuckets; b++)
+		t->bucket[b] = (uint32_t)((uint64_t)count * b / t->nbuckets);
+	/* keep patterns with the same key in one bucket: move each
+	 * boundary forward past the key it splits */
+	for (b = 1; b < t->nbuckets; b++) {
+		uint32_t k = t->bucket[b];
+
+		if (k < t->bucket[b - 1])
+			k = t->bucket[b - 1];
+		while (k > 0 && k < count &&
+		       !memcmp(t->bytes + t->pat[k].off,
+			       t->bytes + t->pat[k - 1].off, t->keyw))
+			k++;
+		t->bucket[b] = k;
+	}
+	for (b = t->nbuckets; b < TD_BUCKETS; b++)
+		t->bucket[b + 1] = count;
+
+	/* the nibble tables: every byte that folds to the key byte */
+	for (b = 0; b < t->nbuckets; b++)
+		for (i = t->bucket[b]; i < t->bucket[b + 1]; i++)
+			for (j = 0; j < t->keyw; j++)
+				for (x = 0; x < 256; x++)
+					if (t->fold[x] ==
+					    t->bytes[t->pat[i].off + j]) {
+						t->lo[b / 8][j][x & 15] |=
+							(u8)(1u << (b % 8));
+						t->hi[b / 8][j][x >> 4] |=
+							(u8)(1u << (b % 8));
+					}
+	for (j = 0; j < TD_MAXKEY; j++)
+		for (x = 0; x < 256; x++)
+			t->tab[j][x] =
+				j < t->keyw ? (uint16_t)((t->lo[0][j][x & 15] &
+							  t->hi[0][j][x >> 4]) |
+							 (t->lo[1][j][x & 15] &
+							  t->hi[1][j][x >> 4])
+								 << 8) :
+					      0xFFFF;
+	t->level = td_level_for(wanted);
+	t->scan = td_scans[t->level][t->nbuckets > 8];
+	return conf;
+}
+
+#define TD_INIT(suffix, lvl)                                                   \
+	static struct ts_config *td_init_set_##suffix(                         \
+		const void *const *patterns, const unsigned int *lens,         \
+		unsigned int count, gfp_t gfp_mask, int flags)                 \
+	{                                                                      \
+		return td_init_level(patterns, lens, count, gfp_mask, flags,   \
+				     lvl);                                     \
+	}                                                                      \
+	static struct ts_config *td_init_##suffix(const void *pattern,         \
+						  unsigned int len,            \
+						  gfp_t gfp_mask, int flags)   \
+	{                                                                      \
+		return td_init_level(&pattern, &len, 1, gfp_mask, flags, lvl); \
+	}
+TD_INIT(best, TD_AVX512)
+TD_INIT(avx512, TD_AVX512)
+TD_INIT(avx2, TD_AVX2)
+TD_INIT(ssse3, TD_SSSE3)
+TD_INIT(scalar, TD_SCALAR)
+
+static void *td_get_pattern(struct ts_config *conf)
+{
+	return ((struct teddy *)ts_config_priv(conf))->pattern0;
+}
+
+static unsigned int td_get_pattern_len(struct ts_config *conf)
+{
+	return ((struct teddy *)ts_config_priv(conf))->len0;
+}
+
+#define TD_OPS(var, str, suffix)                       \
+	struct ts_ops var = {                          \
+		.name = str,                           \
+		.init = td_init_##suffix,              \
+		.find = td_find,                       \
+		.get_pattern = td_get_pattern,         \
+		.get_pattern_len = td_get_pattern_len, \
+		.init_set = td_init_set_##suffix,      \
+	}
+TD_OPS(ts_teddy_ops, "teddy", best);
+TD_OPS(ts_teddy_avx512_ops, "teddy_avx512", avx512);
+TD_OPS(ts_teddy_avx2_ops, "teddy_avx2", avx2);
+TD_OPS(ts_teddy_ssse3_ops, "teddy_ssse3", ssse3);
+TD_OPS(ts_teddy_scalar_ops, "teddy_scalar", scalar);
