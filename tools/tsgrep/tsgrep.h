@@ -55,10 +55,17 @@ struct tsg_colors {
 };
 
 struct tsg_cfg {
+	/* the matchers: one set config for all literal patterns, or one
+	 * config per pattern (--fsm, or an --algo without sets) */
 	struct tsg_pattern *pats;
 	size_t npats;
 	int match_all;	    /* an empty pattern was given: every line matches */
+	int empty_pat;	    /* the same with -w or -x: an empty match, whose
+			       place matters */
 	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
+
+	int word;   /* -w */
+	int line_x; /* -x */
 
 	int invert;	 /* -v */
 	int count;	 /* -c */
