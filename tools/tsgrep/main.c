@@ -886,6 +886,18 @@ static void compile(struct options *opts)
 		cfg->max_pat_len = 1;
 }
 
+/* grep sees at a glance that no line can be selected (no pattern, or -v
+ * with only empty ones, without -w -x), and exits 1 before reading
+ * anything, -c and missing files included. */
+static bool selects_nothing(const struct options *opts)
+{
+	const struct tsg_cfg *cfg = opts->cfg;
+
+	if (!opts->pats.n)
+		return !cfg->invert;
+	return !cfg->npats && cfg->match_all && cfg->invert;
+}
+
 static int is_utf8_locale(void)
 {
 	const char *codeset = nl_langinfo(CODESET);
@@ -1016,7 +1028,8 @@ int main(int argc, char **argv)
 		die("-i cannot be used with --fsm (the fsm algorithm does not "
 		    "support TS_IGNORECASE)");
 	compile(&opts);
-	if (cfg.max_count == 0 && cfg.list != TSG_LIST_NONMATCHING) {
+	if (cfg.list != TSG_LIST_NONMATCHING &&
+	    (cfg.max_count == 0 || selects_nothing(&opts))) {
 		/* grep -m 0 reads and prints nothing (but -L) */
 		free_all(&cfg, &opts, NULL);
 		return 1;
