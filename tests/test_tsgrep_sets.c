@@ -17,7 +17,9 @@
  * is required: without it the test fails.
  *
  * Environment: BUILD (set by tests/run-tests.sh) locates $BUILD/bin/tsgrep;
- * TS_TEST_SEED repeats a run.
+ * TS_TEST_SEED repeats a run.  Sanitizer builds (a tsgrep with a sanitizer
+ * runtime, or a BUILD folder name containing "san") run a third of the
+ * option sets, chosen at random each time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +46,9 @@ static char work[4200];
 static char capdir[4200];
 static struct rng rng;
 static unsigned long n_invocations, n_reported;
+/* a sanitizer build starts every program several times slower: it runs
+ * every third option set (all of them over the runs of the tests) */
+static bool sanitized;
 
 /* ---- buffers and files ------------------------------------------------- */
 
@@ -273,7 +278,8 @@ static unsigned long compare_all(char *const *args, bool has_empty)
 	unsigned long diffs = 0;
 	size_t c;
 
-	for (c = 0; c < NCOMBO; c++)
+	for (c = sanitized ? rng_below(&rng, 3) : 0; c < NCOMBO;
+	     c += sanitized ? 3 : 1)
 		diffs += !compare(combos[c], args, NULL);
 	if (!has_empty) {
 		diffs += !compare_count_matches("", args);
@@ -593,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_json_submatches),
 		cmocka_unit_test(test_summary),
 	};
+	const char *build;
 	int ret;
 
 	if (!have_gnu_grep()) {
@@ -604,6 +611,11 @@ int main(void)
 		printf("not ok: tsgrep not found: %s\n", strerror(errno));
 		return 1;
 	}
+	build = getenv("BUILD");
+	sanitized = (build && strstr(build, "san")) ||
+		    test_binary_is_sanitized(tsgrep_path);
+	if (sanitized)
+		printf("# sanitizer build: a third of the option sets\n");
 	if (!test_make_tmpdir("tsgrep-sets", top, sizeof(top))) {
 		printf("not ok: temporary folder: %s\n", strerror(errno));
 		return 1;
