@@ -714,17 +714,19 @@ static struct ts_config *compile_fsm(struct options *opts,
 static const void *literal_bytes(struct options *opts, const struct rawpat *raw,
 				 unsigned int *len, u8 **hex)
 {
+	const void *pattern;
 	char err[256] = "";
 
 	*hex = NULL;
 	if (raw->len > UINT_MAX / 2)
 		die("pattern too long");
 	*len = (unsigned int)raw->len;
-	if (!opts->hex)
-		return raw->p;
-	if (pattern_parse_hex(raw->p, hex, len, err, sizeof(err)))
+	if (opts->hex && pattern_parse_hex(raw->p, hex, len, err, sizeof(err)))
 		die("bad hex pattern '%s': %s", raw->p, err);
-	return *hex;
+	pattern = *hex ? (const void *)*hex : raw->p;
+	if (memchr(pattern, '\n', *len) || memchr(pattern, '\0', *len))
+		opts->cfg->eol_in_pats = 1;
+	return pattern;
 }
 
 /* A literal (or --hex) pattern; NULL for the empty pattern. */
@@ -850,6 +852,8 @@ static void compile(struct options *opts)
 		raw = &opts->pats.v[i];
 		anchored = 0;
 		if (opts->fsm) {
+			/* an fsm match may run over anything */
+			cfg->eol_in_pats = 1;
 			conf = compile_fsm(opts, raw, flags, &anchored);
 		} else {
 			conf = compile_literal(opts, raw, flags);

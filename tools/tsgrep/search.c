@@ -20,7 +20,7 @@
  * (possible with --hex or --fsm) are ignored: tsgrep matches within
  * lines, like grep.
  */
-#define _DEFAULT_SOURCE /* SEEK_HOLE */
+#define _GNU_SOURCE /* SEEK_HOLE, memrchr */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -124,8 +124,9 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 		start = find_once(eng, conf, from, eng->rend, &match_end);
 		if (start == NO_MATCH)
 			return NO_MATCH;
-		le = line_end(eng, start, match_end);
-		if (match_end <= start || le == match_end) {
+		/* only a pattern with a newline or NUL can cross a line */
+		if (!eng->cfg->eol_in_pats ||
+		    line_end(eng, start, match_end) == match_end) {
 			*end = match_end;
 			return start;
 		}
@@ -369,6 +370,14 @@ uint64_t lineno_at(struct engine *eng, size_t pos)
 
 size_t line_start(const struct engine *eng, size_t pos, size_t lo)
 {
+	const unsigned char *nl;
+
+	if (!eng->binary) {
+		/* one call per selected line: a byte loop back to the line's
+		 * start cost as much as the search of the line */
+		nl = pos > lo ? memrchr(eng->buf + lo, '\n', pos - lo) : NULL;
+		return nl ? (size_t)(nl - eng->buf) + 1 : lo;
+	}
 	while (pos > lo && !is_eol(eng, eng->buf[pos - 1]))
 		pos--;
 	return pos;

@@ -63,6 +63,9 @@ struct tsg_cfg {
 	int empty_pat;	    /* the same with -w or -x: an empty match, whose
 			       place matters */
 	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
+	int eol_in_pats;    /* a match may hold a newline or NUL (a line end
+			       in a binary file): check that it stays in its
+			       line */
 
 	int word;   /* -w */
 	int line_x; /* -x */
