@@ -255,6 +255,7 @@ bench: lib plugins $(BENCH_BIN) $(BENCH_GEN) $(TREE_GEN)
 	  bench/tree_bench.sh $(BUILD)/bin/tsgrep $(TREE_GEN) \
 	  $(BUILD)/bench/tree$(if $(BENCH_QUICK),-quick --quick)
 	sh bench/tspkt_bench.sh $(BUILD) $(if $(BENCH_QUICK),quick)
+	sh bench/sets_bench.sh $(BUILD)/bin/tsgrep $(BUILD)/bench/corpus.txt $(BUILD)/bench/sets $(if $(BENCH_QUICK),quick)
 
 # The capture tspkt's benchmark searches (bench/tspkt_bench.sh).
 $(BENCH_GEN): bench/gen_capture.c

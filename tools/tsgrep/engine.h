@@ -18,7 +18,7 @@
 /* A line past this is searched as it streams by, when it may be. */
 #define LONG_LINE (1024 * 1024)
 
-/* Per pattern: its next match at or after @from, for the window. */
+/* Per matcher: its next match at or after @from, for the window. */
 struct match_cache {
 	size_t start, end; /* start is NO_MATCH if there is none */
 	size_t from;
@@ -87,7 +87,8 @@ static inline bool is_eol(const struct engine *eng, unsigned char ch)
 /* The window is [.., @rend): forget the cached matches of the last one. */
 void set_window(struct engine *eng, size_t rend);
 /* Leftmost match from @from (the longest of those starting there), or
- * NO_MATCH; *@end is its end. */
+ * NO_MATCH; *@end is its end.  With -w, the first whole-word match as
+ * grep finds it; with -x, the first whole line that is a pattern. */
 size_t next_match(struct engine *eng, size_t from, size_t *end);
 size_t line_start(const struct engine *eng, size_t pos, size_t lo);
 size_t line_end(const struct engine *eng, size_t from, size_t hi);

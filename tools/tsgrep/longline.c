@@ -22,6 +22,9 @@ int long_line_ok(const struct engine *eng)
 
 	if (!cfg->max_pat_len || (!cfg->npats && !cfg->match_all))
 		return 0;
+	/* -w and -x look at the bytes around a match: keep the line */
+	if (cfg->word || cfg->line_x)
+		return 0;
 	for (i = 0; i < cfg->npats; i++)
 		if (cfg->pats[i].anchored)
 			return 0;

@@ -67,6 +67,8 @@ static void help(void)
 	      "  -v, --invert-match        select non-matching lines\n"
 	      "  -c, --count               print a count of selected lines\n"
 	      "  -o, --only-matching       print only the matched parts\n"
+	      "  -w, --word-regexp         match only whole words\n"
+	      "  -x, --line-regexp         match only whole lines\n"
 	      "  -b, --byte-offset         print the byte offset\n"
 	      "  -n, --line-number         print the line number\n"
 	      "  -H, --with-filename       print file names\n"
@@ -249,6 +251,8 @@ static const struct lopt lopts[] = {
 	{ "invert-match", 0, 'v' },
 	{ "count", 0, 'c' },
 	{ "only-matching", 0, 'o' },
+	{ "word-regexp", 0, 'w' },
+	{ "line-regexp", 0, 'x' },
 	{ "byte-offset", 0, 'b' },
 	{ "line-number", 0, 'n' },
 	{ "with-filename", 0, 'H' },
@@ -285,7 +289,7 @@ static const struct lopt lopts[] = {
 };
 
 static const char short_with_arg[] = "efABCmj";
-static const char short_flags[] = "ivcobnHhlLqsrRaIZFVyU";
+static const char short_flags[] = "ivcobnHhlLqsrRaIZFVyUwx";
 
 struct options {
 	struct tsg_cfg *cfg;
@@ -360,6 +364,12 @@ static void apply(struct options *opts, int opt, const char *arg)
 		break;
 	case 'o':
 		cfg->only = 1;
+		break;
+	case 'w':
+		cfg->word = 1;
+		break;
+	case 'x':
+		cfg->line_x = 1;
 		break;
 	case 'b':
 		cfg->byte_off = 1;
@@ -699,27 +709,40 @@ static struct ts_config *compile_fsm(struct options *opts,
 	return conf;
 }
 
+/* The bytes of a literal (or --hex) pattern; *@len 0 for the empty one.
+ * *@hex is what to free (NULL if the text itself is the pattern). */
+static const void *literal_bytes(struct options *opts, const struct rawpat *raw,
+				 unsigned int *len, u8 **hex)
+{
+	const void *pattern;
+	char err[256] = "";
+
+	*hex = NULL;
+	if (raw->len > UINT_MAX / 2)
+		die("pattern too long");
+	*len = (unsigned int)raw->len;
+	if (opts->hex && pattern_parse_hex(raw->p, hex, len, err, sizeof(err)))
+		die("bad hex pattern '%s': %s", raw->p, err);
+	pattern = *hex ? (const void *)*hex : raw->p;
+	if (memchr(pattern, '\n', *len) || memchr(pattern, '\0', *len))
+		opts->cfg->eol_in_pats = 1;
+	return pattern;
+}
+
 /* A literal (or --hex) pattern; NULL for the empty pattern. */
 static struct ts_config *compile_literal(struct options *opts,
 					 const struct rawpat *raw, int flags)
 {
-	const void *pattern = raw->p;
-	unsigned int len = (unsigned int)raw->len;
 	struct ts_config *conf;
-	char err[256] = "";
-	u8 *hex = NULL;
+	const void *pattern;
+	unsigned int len;
+	u8 *hex;
 
-	if (opts->hex) {
-		if (pattern_parse_hex(raw->p, &hex, &len, err, sizeof(err)))
-			die("bad hex pattern '%s': %s", raw->p, err);
-		pattern = hex;
-	}
+	pattern = literal_bytes(opts, raw, &len, &hex);
 	if (!len) {
 		free(hex);
 		return NULL;
 	}
-	if (raw->len > UINT_MAX / 2)
-		die("pattern too long");
 	/* --algo fsm with a literal: spell it as fsm tokens, skipping
 	 * anything before it */
 	if (algo_is_fsm(opts))
@@ -728,6 +751,86 @@ static struct ts_config *compile_literal(struct options *opts,
 		conf = prepare(opts->algo, pattern, len, flags);
 	free(hex);
 	return conf;
+}
+
+static void note_empty(struct options *opts)
+{
+	/* grep -F '' selects every line; textsearch cannot prepare an empty
+	 * pattern, so tsgrep handles it itself (with -w or -x, where the
+	 * empty match is, matters: search.c) */
+	if (opts->cfg->word || opts->cfg->line_x)
+		opts->cfg->empty_pat = 1;
+	else
+		opts->cfg->match_all = 1;
+}
+
+/*
+ * Every non-empty literal pattern in one set config (textsearch_prepare_set):
+ * one pass over the text whatever their number.  False when there are
+ * fewer than two, or when --algo names an algorithm without sets (which
+ * then searches the patterns one by one).
+ */
+static bool compile_set(struct options *opts, int flags)
+{
+	struct tsg_cfg *cfg = opts->cfg;
+	size_t n = opts->pats.n, i, count = 0;
+	const void **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	unsigned int *lens = calloc(n ? n : 1, sizeof(*lens));
+	u8 **hexes = calloc(n ? n : 1, sizeof(*hexes));
+	struct ts_config *conf = NULL;
+	const char *why;
+	int err, empty = 0;
+
+	if (!ptrs || !lens || !hexes)
+		die("out of memory");
+	if (n > UINT_MAX)
+		die("too many patterns");
+	for (i = 0; i < n; i++) {
+		ptrs[count] = literal_bytes(opts, &opts->pats.v[i],
+					    &lens[count], &hexes[count]);
+		if (!lens[count]) {
+			free(hexes[count]);
+			empty = 1;
+			continue;
+		}
+		if (lens[count] > cfg->max_pat_len)
+			cfg->max_pat_len = lens[count];
+		count++;
+	}
+	if (count >= 2 && !algo_is_fsm(opts)) {
+		conf = textsearch_prepare_set(
+			opts->algo ? opts->algo : "auto", ptrs, lens,
+			(unsigned int)count, GFP_KERNEL,
+			flags | (opts->algo ? TS_AUTOLOAD : 0));
+		if (IS_ERR(conf)) {
+			err = (int)PTR_ERR(conf);
+			why = textsearch_last_error();
+			if (err == -ENOENT)
+				die("unknown algorithm '%s'%s%s", opts->algo,
+				    *why ? ": " : "", why);
+			/* a single-pattern algorithm: no set */
+			if (err != -EINVAL || !opts->algo)
+				die("cannot prepare the %zu patterns as a set: "
+				    "%s%s%s",
+				    count, textsearch_strerror(err),
+				    *why ? ": " : "", why);
+			conf = NULL;
+		}
+	}
+	for (i = 0; i < count; i++)
+		free(hexes[i]);
+	free(hexes);
+	free(ptrs);
+	free(lens);
+	if (!conf) {
+		cfg->max_pat_len = 0;
+		return false;
+	}
+	if (empty)
+		note_empty(opts);
+	cfg->pats[0].conf = conf;
+	cfg->npats = 1;
+	return true;
 }
 
 static void compile(struct options *opts)
@@ -743,18 +846,19 @@ static void compile(struct options *opts)
 	cfg->pats = calloc(opts->pats.n ? opts->pats.n : 1, sizeof(*cfg->pats));
 	if (!cfg->pats)
 		die("out of memory");
+	if (!opts->fsm && compile_set(opts, flags))
+		return;
 	for (i = 0; i < opts->pats.n; i++) {
 		raw = &opts->pats.v[i];
 		anchored = 0;
 		if (opts->fsm) {
+			/* an fsm match may run over anything */
+			cfg->eol_in_pats = 1;
 			conf = compile_fsm(opts, raw, flags, &anchored);
 		} else {
 			conf = compile_literal(opts, raw, flags);
 			if (!conf) {
-				/* grep -F '' selects every line; textsearch
-				 * cannot prepare an empty pattern, so tsgrep
-				 * handles it itself */
-				cfg->match_all = 1;
+				note_empty(opts);
 				continue;
 			}
 		}
@@ -784,6 +888,18 @@ static void compile(struct options *opts)
 		cfg->max_pat_len = 0;
 	else if (!cfg->max_pat_len)
 		cfg->max_pat_len = 1;
+}
+
+/* grep sees at a glance that no line can be selected (no pattern, or -v
+ * with only empty ones, without -w -x), and exits 1 before reading
+ * anything, -c and missing files included. */
+static bool selects_nothing(const struct options *opts)
+{
+	const struct tsg_cfg *cfg = opts->cfg;
+
+	if (!opts->pats.n)
+		return !cfg->invert;
+	return !cfg->npats && cfg->match_all && cfg->invert;
 }
 
 static int is_utf8_locale(void)
@@ -909,11 +1025,15 @@ int main(int argc, char **argv)
 	}
 	if (opts.hex && opts.fsm)
 		die("--hex and --fsm cannot be used together");
+	/* as grep: -x wins over -w */
+	if (cfg.line_x)
+		cfg.word = 0;
 	if ((opts.fsm || algo_is_fsm(&opts)) && opts.ignore_case)
 		die("-i cannot be used with --fsm (the fsm algorithm does not "
 		    "support TS_IGNORECASE)");
 	compile(&opts);
-	if (cfg.max_count == 0 && cfg.list != TSG_LIST_NONMATCHING) {
+	if (cfg.list != TSG_LIST_NONMATCHING &&
+	    (cfg.max_count == 0 || selects_nothing(&opts))) {
 		/* grep -m 0 reads and prints nothing (but -L) */
 		free_all(&cfg, &opts, NULL);
 		return 1;

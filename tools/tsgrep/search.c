@@ -10,13 +10,17 @@
  * What a selected line does (printing, context, -m) is select.c's; a line
  * too long to hold is longline.c's, and goes through the same policy.
  *
- * Per pattern, the next match from the current position is cached for the
- * window, so each pattern's text is scanned once per window however many
- * lines are printed; several patterns give grep -F's leftmost-longest
- * choice.  Matches containing a newline (possible with --hex or --fsm)
- * are ignored: tsgrep matches within lines, like grep.
+ * Literal patterns are one set config, searched over the whole window:
+ * lines are found from the matches, never searched one by one.  Per
+ * matcher (the set, or each pattern where there is no set), the next match
+ * from the current position is cached for the window, so the text is
+ * scanned once per window however many lines are printed; the set (or the
+ * merge of several configs) gives grep -F's leftmost-longest choice, and
+ * -w and -x are grep's tests on top of it.  Matches containing a newline
+ * (possible with --hex or --fsm) are ignored: tsgrep matches within
+ * lines, like grep.
  */
-#define _DEFAULT_SOURCE /* SEEK_HOLE */
+#define _GNU_SOURCE /* SEEK_HOLE, memrchr */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -120,12 +124,22 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 		start = find_once(eng, conf, from, eng->rend, &match_end);
 		if (start == NO_MATCH)
 			return NO_MATCH;
-		if (match_end <= start ||
+		/* only a pattern with a newline or NUL can cross a line */
+		if (!eng->cfg->eol_in_pats ||
 		    line_end(eng, start, match_end) == match_end) {
 			*end = match_end;
 			return start;
 		}
-		from = start + 1;
+		/* it runs past its line: what a set may still match there
+		 * (a shorter pattern at the same start, or a later one) is
+		 * found by searching the line alone */
+		le = line_end(eng, start, eng->rend);
+		start = find_once(eng, conf, start, le, &match_end);
+		if (start != NO_MATCH) {
+			*end = match_end;
+			return start;
+		}
+		from = le + 1;
 	}
 	return NO_MATCH;
 }
@@ -140,8 +154,8 @@ void set_window(struct engine *eng, size_t rend)
 }
 
 /* The longest of the leftmost matches: grep -F's choice with several
- * patterns. */
-size_t next_match(struct engine *eng, size_t from, size_t *end)
+ * patterns (a set config makes that choice itself). */
+static size_t raw_match(struct engine *eng, size_t from, size_t *end)
 {
 	size_t best = NO_MATCH, best_end = 0, i;
 	struct match_cache *cache;
@@ -166,6 +180,147 @@ size_t next_match(struct engine *eng, size_t from, size_t *end)
 	}
 	*end = best_end;
 	return best;
+}
+
+/* The leftmost-longest match wholly inside [from, to) (within one line),
+ * uncached: -w's retry of a shorter match at the same start. */
+static size_t match_within(struct engine *eng, size_t from, size_t to,
+			   size_t *end)
+{
+	size_t best = NO_MATCH, best_end = 0, start, match_end, i;
+
+	if (to <= from)
+		return NO_MATCH;
+	for (i = 0; i < eng->cfg->npats; i++) {
+		if (eng->cfg->pats[i].anchored && from &&
+		    !is_eol(eng, eng->buf[from - 1]))
+			continue;
+		start = find_once(eng, eng->cfg->pats[i].conf, from, to,
+				  &match_end);
+		if (start == NO_MATCH)
+			continue;
+		if (best == NO_MATCH || start < best ||
+		    (start == best && match_end > best_end)) {
+			best = start;
+			best_end = match_end;
+		}
+	}
+	*end = best_end;
+	return best;
+}
+
+/* A word constituent for -w, as in grep's C locale: letters, digits,
+ * underscore. */
+static bool word_byte(unsigned char ch)
+{
+	return ch == '_' || (unsigned int)((ch | 0x20) - 'a') < 26 ||
+	       (unsigned int)(ch - '0') < 10;
+}
+
+/* The byte before @pos, if the search that began at @from may look at it:
+ * as grep, a search resumed after a match (-o, --color) takes its start
+ * for a line start. */
+static bool word_before(const struct engine *eng, size_t pos, size_t from)
+{
+	return pos > from && word_byte(eng->buf[pos - 1]);
+}
+
+static bool word_at(const struct engine *eng, size_t pos)
+{
+	return pos < eng->rend && word_byte(eng->buf[pos]);
+}
+
+/*
+ * -w, as grep does it: the leftmost start with a match that has no word
+ * constituent on either side (the search's start counts as a line edge).  At a start, the longest match is tried,
+ * then ever shorter ones (the empty pattern last); then the next start.
+ */
+static size_t word_match(struct engine *eng, size_t from, size_t *end)
+{
+	size_t pos = from, start, match_end, stop, p, len, shorter, send;
+
+	while (pos <= eng->rend) {
+		start = raw_match(eng, pos, &match_end);
+		if (eng->cfg->empty_pat) {
+			/* the empty pattern matches at every position */
+			stop = start == NO_MATCH ? eng->rend + 1 : start;
+			for (p = pos; p < stop; p++) {
+				if (!word_before(eng, p, from) &&
+				    !word_at(eng, p)) {
+					*end = p;
+					return p;
+				}
+			}
+		}
+		if (start == NO_MATCH)
+			return NO_MATCH;
+		len = match_end - start;
+		while (!word_before(eng, start, from)) {
+			if (!word_at(eng, start + len)) {
+				*end = start + len;
+				return start;
+			}
+			if (!len)
+				break;
+			shorter = match_within(eng, start, start + len - 1,
+					       &send);
+			if (shorter == start)
+				len = send - start;
+			else if (eng->cfg->empty_pat)
+				len = 0;
+			else
+				break;
+		}
+		pos = start + 1;
+	}
+	return NO_MATCH;
+}
+
+static bool empty_line_at(const struct engine *eng, size_t pos)
+{
+	return pos < eng->rend && is_eol(eng, eng->buf[pos]) &&
+	       (!pos || is_eol(eng, eng->buf[pos - 1]));
+}
+
+/* -x: the first line from @from on that equals a pattern.  The longest
+ * match at a line's start is the whole line if any pattern is. */
+static size_t line_match(struct engine *eng, size_t from, size_t *end)
+{
+	size_t pos = from, start, match_end, stop, p, le;
+
+	if (pos && pos < eng->rend && !is_eol(eng, eng->buf[pos - 1]))
+		pos = line_end(eng, pos, eng->rend) + 1;
+	while (pos < eng->rend) {
+		start = raw_match(eng, pos, &match_end);
+		if (eng->cfg->empty_pat) {
+			stop = start == NO_MATCH ? eng->rend : start;
+			for (p = pos; p < stop; p++) {
+				if (empty_line_at(eng, p)) {
+					*end = p;
+					return p;
+				}
+			}
+		}
+		if (start == NO_MATCH)
+			return NO_MATCH;
+		le = line_end(eng, start, eng->rend);
+		if (match_end == le &&
+		    (!start || is_eol(eng, eng->buf[start - 1]))) {
+			*end = le;
+			return start;
+		}
+		pos = le + 1;
+	}
+	return NO_MATCH;
+}
+
+size_t next_match(struct engine *eng, size_t from, size_t *end)
+{
+	if (eng->cfg->line_x)
+		return line_match(eng, from, end);
+	if (eng->cfg->word)
+		return word_match(eng, from, end);
+	return raw_match(eng, from, end);
 }
 
 /* ---- line bookkeeping ---- */
@@ -215,6 +370,14 @@ uint64_t lineno_at(struct engine *eng, size_t pos)
 
 size_t line_start(const struct engine *eng, size_t pos, size_t lo)
 {
+	const unsigned char *nl;
+
+	if (!eng->binary) {
+		/* one call per selected line: a byte loop back to the line's
+		 * start cost as much as the search of the line */
+		nl = pos > lo ? memrchr(eng->buf + lo, '\n', pos - lo) : NULL;
+		return nl ? (size_t)(nl - eng->buf) + 1 : lo;
+	}
 	while (pos > lo && !is_eol(eng, eng->buf[pos - 1]))
 		pos--;
 	return pos;

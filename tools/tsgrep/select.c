@@ -148,11 +148,13 @@ static uint64_t matches_in_line(struct engine *eng, size_t ls, size_t le)
 	uint64_t count = 0;
 	size_t pos = ls, ms, me;
 
-	if (!eng->cfg->npats)
+	if (!eng->cfg->npats && !eng->cfg->empty_pat)
 		return eng->cfg->match_all ? 1 : 0;
 	while (next_line_match(eng, &pos, le, &ms, &me))
 		count++;
-	if (!count && eng->cfg->match_all)
+	/* a line selected by an empty match counts one */
+	if (!count && !eng->cfg->invert &&
+	    (eng->cfg->match_all || eng->cfg->empty_pat))
 		count = 1;
 	return count;
 }

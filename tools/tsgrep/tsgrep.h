@@ -55,10 +55,20 @@ struct tsg_colors {
 };
 
 struct tsg_cfg {
+	/* the matchers: one set config for all literal patterns, or one
+	 * config per pattern (--fsm, or an --algo without sets) */
 	struct tsg_pattern *pats;
 	size_t npats;
 	int match_all;	    /* an empty pattern was given: every line matches */
+	int empty_pat;	    /* the same with -w or -x: an empty match, whose
+			       place matters */
 	size_t max_pat_len; /* longest match possible; 0 if unbounded (fsm) */
+	int eol_in_pats;    /* a match may hold a newline or NUL (a line end
+			       in a binary file): check that it stays in its
+			       line */
+
+	int word;   /* -w */
+	int line_x; /* -x */
 
 	int invert;	 /* -v */
 	int count;	 /* -c */
