@@ -30,6 +30,7 @@ struct classify {
 struct classifier {
 	const struct classify *cl;
 	struct rule_hit *hits; /* NULL: out of memory, matches nothing */
+	unsigned int *scratch; /* ruleset_match()'s, this thread's own */
 	struct pkt_cache cache;
 	struct pkt_result res[CLASSIFY_BATCH];
 	unsigned int nres;
