@@ -58,7 +58,7 @@ void classifier_done(struct classifier *k)
 	pkt_cache_flush(&k->cache);
 	free(k->hits);
 	k->hits = NULL;
-	free(k->scratch);
+	ruleset_scratch_free(k->scratch);
 	k->scratch = NULL;
 }
 

@@ -39,11 +39,10 @@ struct rule {
 	bool icase, invert;
 	bool skip_empty;	/* an empty layer never matches (ngrep) */
 	struct ts_config *conf; /* read-only once prepared */
-	bool in_set;		/* searched by ruleset.sets[set] (sets.c) */
-	unsigned int set;
+	bool in_set;		/* searched with others in a set (sets.c) */
 };
 
-struct rule_set;
+struct rule_sets;
 
 struct ruleset {
 	struct rule *v;
@@ -51,9 +50,8 @@ struct ruleset {
 	char **classes; /* distinct labels, in order of appearance */
 	size_t nclasses;
 	/* the string rules searched together, one pass per set (sets.c);
-	 * none with --per-rule */
-	struct rule_set *sets;
-	size_t nsets;
+	 * NULL with --per-rule */
+	struct rule_sets *sets;
 };
 
 /*

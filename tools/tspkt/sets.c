@@ -32,6 +32,24 @@ struct rule_set {
 	unsigned int *rules;
 };
 
+struct rule_sets {
+	struct rule_set *v;
+	size_t n;
+	/* what a datagram costs besides the sets' searches: the rules
+	 * searched on their own, and the inverted rules of the sets (which
+	 * select what their search did not find) */
+	unsigned int *own, *inv;
+	size_t nown, ninv;
+};
+
+/* Per worker: every slot POS_OPEN between datagrams; those a datagram
+ * decided are listed, so it costs what it found, not every rule. */
+struct rule_scratch {
+	unsigned int *pos;
+	unsigned int *touched;
+	size_t ntouched;
+};
+
 /* What rules share a set: the layer, the case mode, the algorithm. */
 struct group {
 	enum rule_layer layer;
@@ -114,10 +132,8 @@ static int build_set(struct ruleset *rs, struct rule_set *s,
 	}
 	free(pats);
 	free(lens);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		members[i]->in_set = true;
-		members[i]->set = (unsigned int)(s - rs->sets);
-	}
 	return 0;
 fail:
 	free(pats);
@@ -127,16 +143,20 @@ fail:
 
 int ruleset_build_sets(struct ruleset *rs, char *err, size_t errlen)
 {
-	struct group *groups = calloc(rs->n ? rs->n : 1, sizeof(*groups));
-	unsigned int *gof = calloc(rs->n ? rs->n : 1, sizeof(*gof));
-	struct rule **members = calloc(rs->n ? rs->n : 1, sizeof(*members));
-	size_t ngroups = 0, i, j;
+	size_t cnt = rs->n ? rs->n : 1, ngroups = 0, i, j;
+	struct group *groups = calloc(cnt, sizeof(*groups));
+	unsigned int *gof = calloc(cnt, sizeof(*gof));
+	struct rule **members = calloc(cnt, sizeof(*members));
+	struct rule_sets *ss = calloc(1, sizeof(*ss));
 	int ret = -1;
 
-	if (!groups || !gof || !members) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
+	rs->sets = ss;
+	if (!groups || !gof || !members || !ss)
+		goto nomem;
+	ss->own = calloc(cnt, sizeof(*ss->own));
+	ss->inv = calloc(cnt, sizeof(*ss->inv));
+	if (!ss->own || !ss->inv)
+		goto nomem;
 	for (i = 0; i < rs->n; i++) {
 		struct rule *r = &rs->v[i];
 
@@ -157,11 +177,9 @@ int ruleset_build_sets(struct ruleset *rs, char *err, size_t errlen)
 		groups[j].n++;
 		gof[i] = (unsigned int)j;
 	}
-	rs->sets = calloc(ngroups ? ngroups : 1, sizeof(*rs->sets));
-	if (!rs->sets) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
+	ss->v = calloc(ngroups ? ngroups : 1, sizeof(*ss->v));
+	if (!ss->v)
+		goto nomem;
 	for (j = 0; j < ngroups; j++) {
 		unsigned int n = 0;
 
@@ -171,15 +189,22 @@ int ruleset_build_sets(struct ruleset *rs, char *err, size_t errlen)
 		for (i = 0; i < rs->n; i++)
 			if (gof[i] == j)
 				members[n++] = &rs->v[i];
-		if (build_set(rs, &rs->sets[rs->nsets], &groups[j], members, n,
-			      err, errlen)) {
-			/* freed by ruleset_free_sets() with the others */
-			rs->nsets++;
+		/* counted before: a half-built set is freed with the rest */
+		ss->n++;
+		if (build_set(rs, &ss->v[ss->n - 1], &groups[j], members, n,
+			      err, errlen))
 			goto out;
-		}
-		rs->nsets++;
+	}
+	for (i = 0; i < rs->n; i++) {
+		if (!rs->v[i].in_set)
+			ss->own[ss->nown++] = (unsigned int)i;
+		else if (rs->v[i].invert)
+			ss->inv[ss->ninv++] = (unsigned int)i;
 	}
 	ret = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory");
 out:
 	free(groups);
 	free(gof);
@@ -189,32 +214,59 @@ out:
 
 void ruleset_free_sets(struct ruleset *rs)
 {
+	struct rule_sets *ss = rs->sets;
 	size_t i;
 
-	for (i = 0; i < rs->nsets; i++) {
-		textsearch_destroy(rs->sets[i].conf);
-		free(rs->sets[i].first);
-		free(rs->sets[i].rules);
+	if (!ss)
+		return;
+	for (i = 0; i < ss->n; i++) {
+		textsearch_destroy(ss->v[i].conf);
+		free(ss->v[i].first);
+		free(ss->v[i].rules);
 	}
-	free(rs->sets);
+	free(ss->v);
+	free(ss->own);
+	free(ss->inv);
+	free(ss);
 	rs->sets = NULL;
-	rs->nsets = 0;
 	for (i = 0; i < rs->n; i++)
 		rs->v[i].in_set = false;
 }
 
-unsigned int *ruleset_scratch_new(const struct ruleset *rs)
+struct rule_scratch *ruleset_scratch_new(const struct ruleset *rs)
 {
-	return calloc(rs->n ? rs->n : 1, sizeof(unsigned int));
+	size_t n = rs->n ? rs->n : 1, i;
+	struct rule_scratch *sc = calloc(1, sizeof(*sc));
+
+	if (!sc)
+		return NULL;
+	sc->pos = malloc(n * sizeof(*sc->pos));
+	sc->touched = malloc(n * sizeof(*sc->touched));
+	if (!sc->pos || !sc->touched) {
+		ruleset_scratch_free(sc);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		sc->pos[i] = POS_OPEN;
+	return sc;
+}
+
+void ruleset_scratch_free(struct rule_scratch *sc)
+{
+	if (!sc)
+		return;
+	free(sc->pos);
+	free(sc->touched);
+	free(sc);
 }
 
 /* Search set @s over its layer at @base and decide its rules' slots. */
 static void search_set(const struct ruleset *rs, const struct rule_set *s,
 		       struct sk_buff *skb, unsigned long base,
-		       unsigned int *pos)
+		       struct rule_scratch *sc)
 {
 	unsigned long lo = base + s->min_from, hi = base + s->max_to;
-	unsigned int p, left = s->nrules;
+	unsigned int p, left = s->nrules, *pos = sc->pos;
 	struct ts_state st;
 
 	if (hi > skb->len)
@@ -244,57 +296,85 @@ static void search_set(const struct ruleset *rs, const struct rule_set *s,
 				to = skb->len;
 			pos[i] = end <= to ? (unsigned int)(start - base) :
 					     POS_MISS;
+			sc->touched[sc->ntouched++] = i;
 			if (--left == 0)
 				return;
 		}
 	}
 }
 
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct rule_hit *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void add_hit(struct rule_hit *hits, size_t *n, const struct rule *r,
+		    size_t idx, unsigned int off)
+{
+	hits[*n].rule = r;
+	hits[*n].idx = idx;
+	hits[*n].offset = off;
+	(*n)++;
+}
+
 size_t ruleset_match(const struct ruleset *rs, struct sk_buff *skb,
-		     const struct pkt_meta *meta, unsigned int *pos,
+		     const struct pkt_meta *meta, struct rule_scratch *sc,
 		     struct rule_hit *hits)
 {
+	const struct rule_sets *ss = rs->sets;
 	unsigned long base[LAYER_PAYLOAD + 1];
 	bool has[LAYER_PAYLOAD + 1];
 	size_t i, n = 0;
 	int l;
 
+	if (!ss) {
+		/* --per-rule */
+		for (i = 0; i < rs->n; i++) {
+			unsigned int off;
+
+			if (rule_match(&rs->v[i], skb, meta, &off))
+				add_hit(hits, &n, &rs->v[i], i, off);
+		}
+		return n;
+	}
 	for (l = 0; l <= LAYER_PAYLOAD; l++)
 		has[l] = rule_layer_base((enum rule_layer)l, skb, meta,
 					 &base[l]);
-	for (i = 0; i < rs->nsets; i++) {
-		const struct rule_set *s = &rs->sets[i];
-		unsigned int j;
+	sc->ntouched = 0;
+	for (i = 0; i < ss->n; i++)
+		if (has[ss->v[i].layer])
+			search_set(rs, &ss->v[i], skb, base[ss->v[i].layer],
+				   sc);
+	/* rule_match()'s order: no layer, or an empty one where that never
+	 * matches, selects nothing, inverted or not */
+	for (i = 0; i < sc->ntouched; i++) {
+		unsigned int k = sc->touched[i];
+		const struct rule *r = &rs->v[k];
 
-		for (j = 0; j < s->nrules; j++)
-			pos[s->rules[j]] = POS_OPEN;
-		if (has[s->layer])
-			search_set(rs, s, skb, base[s->layer], pos);
+		if (sc->pos[k] < POS_MISS && !r->invert &&
+		    !(r->skip_empty && base[r->layer] >= skb->len))
+			add_hit(hits, &n, r, k, sc->pos[k]);
 	}
-	for (i = 0; i < rs->n; i++) {
-		const struct rule *r = &rs->v[i];
-		unsigned int off = UINT_MAX;
-		bool found;
+	for (i = 0; i < ss->ninv; i++) {
+		unsigned int k = ss->inv[i];
+		const struct rule *r = &rs->v[k];
 
-		if (!r->in_set) {
-			if (!rule_match(r, skb, meta, &off))
-				continue;
-		} else {
-			/* rule_match()'s order: no layer, or an empty one
-			 * where that never matches, selects nothing */
-			if (!has[r->layer] ||
-			    (r->skip_empty && base[r->layer] >= skb->len))
-				continue;
-			found = pos[i] < POS_MISS;
-			if (found == r->invert)
-				continue;
-			if (found)
-				off = pos[i];
-		}
-		hits[n].rule = r;
-		hits[n].idx = i;
-		hits[n].offset = off;
-		n++;
+		if (has[r->layer] && sc->pos[k] >= POS_MISS &&
+		    !(r->skip_empty && base[r->layer] >= skb->len))
+			add_hit(hits, &n, r, k, UINT_MAX);
 	}
+	for (i = 0; i < sc->ntouched; i++)
+		sc->pos[sc->touched[i]] = POS_OPEN;
+	for (i = 0; i < ss->nown; i++) {
+		unsigned int k = ss->own[i], off;
+
+		if (rule_match(&rs->v[k], skb, meta, &off))
+			add_hit(hits, &n, &rs->v[k], k, off);
+	}
+	/* the report lists the rules in rule order */
+	if (n > 1)
+		qsort(hits, n, sizeof(*hits), cmp_hit);
 	return n;
 }

@@ -29,9 +29,11 @@ int ruleset_build_sets(struct ruleset *rs, char *err, size_t errlen);
 /* Release the sets (ruleset_free() does). */
 void ruleset_free_sets(struct ruleset *rs);
 
-/* A worker's memory for ruleset_match(): one slot per rule.  NULL when
- * out of memory. */
-unsigned int *ruleset_scratch_new(const struct ruleset *rs);
+/* A worker's memory for ruleset_match() (two slots per rule), or NULL
+ * when out of memory. */
+struct rule_scratch;
+struct rule_scratch *ruleset_scratch_new(const struct ruleset *rs);
+void ruleset_scratch_free(struct rule_scratch *sc);
 
 /*
  * The rules of @rs that select @skb, in rule order, written to @hits (room
@@ -40,7 +42,7 @@ unsigned int *ruleset_scratch_new(const struct ruleset *rs);
  * the calling thread's own.
  */
 size_t ruleset_match(const struct ruleset *rs, struct sk_buff *skb,
-		     const struct pkt_meta *meta, unsigned int *scratch,
+		     const struct pkt_meta *meta, struct rule_scratch *scratch,
 		     struct rule_hit *hits);
 
 #endif
