@@ -4,10 +4,13 @@
  * acknowledgements, full 1448-byte segments, requests in between), and
  * a few hundred segments carrying one of the rule strings.
  *
- *   gen_capture OUT.pcap PACKETS RULES.txt
+ *   gen_capture OUT.pcap PACKETS RULES.txt [RULES1000.txt]
  *
  * Writes the capture (pcap, microseconds), and RULES.txt: 100 rules, one
- * per line, the first being the string searched alone ("needle" below).
+ * per line, the first being the string searched alone ("needle" below);
+ * RULES1000.txt, if named: those 100 and 900 more of the same kinds,
+ * which occur nowhere (the generator checks), as most of an IDS's rules
+ * match nothing.
  * Prints what it planted, "planted: needle=N any=M", so the benchmark can
  * check that tools find that many.  The same bytes on every run: the
  * generator is seeded.  TCP checksums are left 0 (nobody here checks them).
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #define NRULES 100
+#define NRULES_MAX 1000
 #define NFLOWS 256
 #define POOL_SIZE (1u << 20)
 #define MSS 1448u
@@ -176,18 +180,19 @@ int main(int argc, char **argv)
 {
 	static uint8_t frame[ETH_HLEN + 40 + 20 + MSS];
 	static char payload[MSS];
-	char rules[NRULES][64];
+	static char rules[NRULES_MAX][64];
 	struct flow flows[NFLOWS];
 	unsigned long npackets, i, planted_needle = 0, planted_any = 0;
 	char *pool;
 	size_t plen = 0;
 	uint64_t ts_us = 1796306400000000ULL; /* 2026-12-03T14:00:00Z */
-	FILE *out, *rf;
+	FILE *out, *rf, *rf1000 = NULL;
 	unsigned int k;
 
-	if (argc != 4 || !(npackets = strtoul(argv[2], NULL, 10))) {
+	if ((argc != 4 && argc != 5) ||
+	    !(npackets = strtoul(argv[2], NULL, 10))) {
 		fprintf(stderr, "usage: gen_capture OUT.pcap PACKETS "
-				"RULES.txt\n");
+				"RULES.txt [RULES1000.txt]\n");
 		return 2;
 	}
 	pool = malloc(POOL_SIZE + MSS);
@@ -205,7 +210,7 @@ int main(int argc, char **argv)
 		pool[plen++] = rnd_below(8) ? ' ' : '\n';
 	}
 	memset(pool + plen, ' ', POOL_SIZE + MSS - plen);
-	for (k = 0; k < NRULES; k++) {
+	for (k = 0; k < NRULES_MAX; k++) {
 		rule_string(rules[k], sizeof(rules[k]), k);
 		/* found only where planted */
 		if (memmem(pool, POOL_SIZE + MSS, rules[k], strlen(rules[k]))) {
@@ -236,7 +241,9 @@ int main(int argc, char **argv)
 
 	out = fopen(argv[1], "wb");
 	rf = fopen(argv[3], "w");
-	if (!out || !rf) {
+	if (argc == 5)
+		rf1000 = fopen(argv[4], "w");
+	if (!out || !rf || (argc == 5 && !rf1000)) {
 		perror("gen_capture");
 		return 2;
 	}
@@ -250,6 +257,8 @@ int main(int argc, char **argv)
 	put_host32(out, 1); /* Ethernet */
 	for (k = 0; k < NRULES; k++)
 		fprintf(rf, "class r%02u string \"%s\"\n", k, rules[k]);
+	for (k = 0; rf1000 && k < NRULES_MAX; k++)
+		fprintf(rf1000, "class r%02u string \"%s\"\n", k, rules[k]);
 
 	for (i = 0; i < npackets; i++) {
 		struct flow *fl = &flows[rnd_below(NFLOWS)];
@@ -288,7 +297,7 @@ int main(int argc, char **argv)
 		put_host32(out, flen);
 		fwrite(frame, 1, flen, out);
 	}
-	if (fclose(out) || fclose(rf)) {
+	if (fclose(out) || fclose(rf) || (rf1000 && fclose(rf1000))) {
 		perror("gen_capture");
 		return 2;
 	}

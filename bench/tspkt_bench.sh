@@ -7,14 +7,18 @@
 #                                             tspkt, e.g. an older build)
 #
 # Cells: tcpdump reading the capture (-w /dev/null), ngrep -q -I with one
-# string and with the 100 rules' strings as one regular expression, tspkt
-# with one string (ngrep's PATTERN) and with 100 rules (-f), at -j 1 and
-# -j 2.  Each cell runs RUNS times, the cells taking turns, so a noisy
-# neighbour spreads over all of them; the table shows median wall times
-# and ratios.  Speed is reported, never judged: the script fails only if
-# tspkt and ngrep select different frames (-j 2 printing otherwise than
-# -j 1 is reported; the tests fail on it).  `quick` (CI) uses a small
-# capture and one run.
+# string and with the 100 and the 1,000 rules' strings as one regular
+# expression, tspkt with one string (ngrep's PATTERN) and with 1, 100 and
+# 1,000 rules (-f), at -j 1 and -j 2, and with 100 and 1,000 rules
+# --per-rule (each rule searched on its own, as before pattern sets; a
+# tspkt without that option skips those cells).  Each cell runs RUNS
+# times (RUNS=N in the environment overrides), the cells taking turns, so
+# a noisy neighbour spreads over all of them; the table shows median wall
+# times and ratios.  Speed is reported, never judged: the script fails
+# only if tspkt and ngrep select different frames (-j 2 printing
+# otherwise than -j 1, or --per-rule otherwise than one pass, is
+# reported; the tests fail on it).  `quick` (CI) uses a small capture and
+# one run.
 set -u
 
 BUILD=${1:?usage: tspkt_bench.sh BUILD [quick]}
@@ -25,10 +29,10 @@ DIR=$BUILD/bench/tspkt
 
 if [ "$QUICK" = quick ]; then
 	NPKT=20000
-	RUNS=1
+	RUNS=${RUNS:-1}
 else
 	NPKT=600000
-	RUNS=5
+	RUNS=${RUNS:-5}
 fi
 
 if [ ! -x "$TSPKT" ]; then
@@ -44,14 +48,24 @@ have tcpdump && HAVE_TCPDUMP=yes
 mkdir -p "$DIR" || exit 2
 CAP=$DIR/capture.pcap
 RULES=$DIR/rules.txt
-planted=$("$GEN" "$CAP" "$NPKT" "$RULES") || exit 2
+RULES1000=$DIR/rules1000.txt
+RULES1=$DIR/rules1.txt
+planted=$("$GEN" "$CAP" "$NPKT" "$RULES" "$RULES1000") || exit 2
+head -n 1 "$RULES" >"$RULES1"
 # the first rule's string is the one searched alone
 NEEDLE=$(sed -n '1s/^class r00 string "\(.*\)"$/\1/p' "$RULES")
 # ngrep takes one regular expression: the strings, escaped, as
 # alternatives
-ALT=$(sed 's/^class r[0-9]* string "\(.*\)"$/\1/' "$RULES" |
-	sed 's/[][\\.*?+(){}|^$-]/\\&/g' | paste -sd '|' -)
+alternatives() {
+	sed 's/^class r[0-9]* string "\(.*\)"$/\1/' "$1" |
+		sed 's/[][\\.*?+(){}|^$-]/\\&/g' | paste -sd '|' -
+}
+ALT=$(alternatives "$RULES")
+ALT1000=$(alternatives "$RULES1000")
 SIZE=$(wc -c <"$CAP")
+# --per-rule: each rule its own search, as before pattern sets
+PER_RULE=no
+"$TSPKT" --help 2>/dev/null | grep -q -e '--per-rule' && PER_RULE=yes
 
 echo
 echo "tspkt against ngrep and tcpdump: $NPKT packets, $SIZE bytes" \
@@ -69,18 +83,35 @@ fail=0
 "$TSPKT" -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null | tspkt_frames >"$DIR/t1"
 "$TSPKT" -j 2 -r "$CAP" "$NEEDLE" 2>/dev/null >"$DIR/t1j2.out"
 "$TSPKT" -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null >"$DIR/t1j1.out"
-"$TSPKT" -j 1 -r "$CAP" -f "$RULES" 2>/dev/null >"$DIR/t100j1.out"
-"$TSPKT" -j 2 -r "$CAP" -f "$RULES" 2>/dev/null >"$DIR/t100j2.out"
-tspkt_frames <"$DIR/t100j1.out" >"$DIR/t100"
-if ! cmp -s "$DIR/t1j1.out" "$DIR/t1j2.out" ||
-	! cmp -s "$DIR/t100j1.out" "$DIR/t100j2.out"; then
+for k in 100 1000; do
+	rules=$RULES
+	[ $k = 1000 ] && rules=$RULES1000
+	"$TSPKT" -j 1 -r "$CAP" -f "$rules" 2>/dev/null >"$DIR/t${k}j1.out"
+	"$TSPKT" -j 2 -r "$CAP" -f "$rules" 2>/dev/null >"$DIR/t${k}j2.out"
+	tspkt_frames <"$DIR/t${k}j1.out" >"$DIR/t$k"
+	if ! cmp -s "$DIR/t${k}j1.out" "$DIR/t${k}j2.out"; then
+		echo "tspkt bench: WARNING: -j 2 printed otherwise than -j 1" \
+			"with $k rules (see test_tspkt_cli)"
+	fi
+	if [ $PER_RULE = yes ]; then
+		"$TSPKT" --per-rule -j 1 -r "$CAP" -f "$rules" 2>/dev/null \
+			>"$DIR/t${k}pr.out"
+		cmp -s "$DIR/t${k}j1.out" "$DIR/t${k}pr.out" ||
+			echo "tspkt bench: WARNING: --per-rule printed" \
+				"otherwise than one pass with $k rules" \
+				"(see test_tspkt_sets)"
+	fi
+done
+if ! cmp -s "$DIR/t1j1.out" "$DIR/t1j2.out"; then
 	echo "tspkt bench: WARNING: -j 2 printed otherwise than -j 1" \
 		"(see test_tspkt_cli)"
 fi
 if [ $HAVE_NGREP = yes ]; then
 	ngrep -q -I "$CAP" -t "$NEEDLE" 2>/dev/null | ngrep_frames >"$DIR/n1"
 	ngrep -q -I "$CAP" -t "$ALT" 2>/dev/null | ngrep_frames >"$DIR/n100"
-	for k in 1 100; do
+	ngrep -q -I "$CAP" -t "$ALT1000" 2>/dev/null |
+		ngrep_frames >"$DIR/n1000"
+	for k in 1 100 1000; do
 		if ! cmp -s "$DIR/t$k" "$DIR/n$k"; then
 			echo "tspkt bench: FAIL: tspkt and ngrep select" \
 				"different frames ($k string(s)):" \
@@ -89,7 +120,8 @@ if [ $HAVE_NGREP = yes ]; then
 		fi
 	done
 	echo "agreement: tspkt and ngrep select the same $(wc -l <"$DIR/t1")" \
-		"frames with 1 string and $(wc -l <"$DIR/t100") with 100"
+		"frames with 1 string, $(wc -l <"$DIR/t100") with 100 and" \
+		"$(wc -l <"$DIR/t1000") with 1,000"
 else
 	echo "ngrep not installed: its cells and the agreement check skipped"
 fi
@@ -116,9 +148,18 @@ while [ $run -lt "$RUNS" ]; do
 	[ $HAVE_NGREP = yes ] && cell ngrep1 ngrep -q -I "$CAP" "$NEEDLE"
 	cell j1_1 "$TSPKT" -j 1 -r "$CAP" "$NEEDLE"
 	cell j2_1 "$TSPKT" -j 2 -r "$CAP" "$NEEDLE"
+	cell j1_r1 "$TSPKT" -j 1 -r "$CAP" -f "$RULES1"
+	cell j2_r1 "$TSPKT" -j 2 -r "$CAP" -f "$RULES1"
 	[ $HAVE_NGREP = yes ] && cell ngrep100 ngrep -q -I "$CAP" "$ALT"
 	cell j1_100 "$TSPKT" -j 1 -r "$CAP" -f "$RULES"
 	cell j2_100 "$TSPKT" -j 2 -r "$CAP" -f "$RULES"
+	[ $PER_RULE = yes ] &&
+		cell pr_100 "$TSPKT" --per-rule -j 1 -r "$CAP" -f "$RULES"
+	[ $HAVE_NGREP = yes ] && cell ngrep1000 ngrep -q -I "$CAP" "$ALT1000"
+	cell j1_1000 "$TSPKT" -j 1 -r "$CAP" -f "$RULES1000"
+	cell j2_1000 "$TSPKT" -j 2 -r "$CAP" -f "$RULES1000"
+	[ $PER_RULE = yes ] &&
+		cell pr_1000 "$TSPKT" --per-rule -j 1 -r "$CAP" -f "$RULES1000"
 	run=$((run + 1))
 done
 
@@ -132,16 +173,42 @@ sort -k1,1 -k2,2n "$DIR/times" | awk '
 				(v[c, k / 2] + v[c, k / 2 + 1]) / 2
 			m[c] /= 1e6
 		}
-		printf "\n%-40s %8s %9s %10s %8s\n", "cell", "wall s", \
-			"x ngrep", "x tcpdump", "x -j 1"
-		row("tcpdump -r X -w /dev/null", "tcpdump", "", "")
-		row("ngrep -q -I, 1 string", "ngrep1", "", "")
-		row("tspkt -j 1, 1 string", "j1_1", "ngrep1", "")
-		row("tspkt -j 2, 1 string", "j2_1", "ngrep1", "j1_1")
-		row("ngrep -q -I, 100 strings (one regex)", "ngrep100", "", "")
-		row("tspkt -j 1, 100 rules", "j1_100", "ngrep100", "")
-		row("tspkt -j 2, 100 rules", "j2_100", "ngrep100", "j1_100")
-		printf "\ntargets (issue 11), this run:\n"
+		printf "\n%-42s %8s %9s %10s %8s %8s\n", "cell", \
+			"wall s", "x ngrep", "x tcpdump", "x -j 1", "x 1 rule"
+		row("tcpdump -r X -w /dev/null", "tcpdump", "", "", "")
+		row("ngrep -q -I, 1 string", "ngrep1", "", "", "")
+		row("tspkt -j 1, 1 string", "j1_1", "ngrep1", "", "")
+		row("tspkt -j 2, 1 string", "j2_1", "ngrep1", "j1_1", "")
+		row("tspkt -j 1, 1 rule", "j1_r1", "ngrep1", "", "")
+		row("tspkt -j 2, 1 rule", "j2_r1", "ngrep1", "j1_r1", "")
+		row("ngrep -q -I, 100 strings (one regex)", "ngrep100", "", \
+		    "", "")
+		row("tspkt -j 1, 100 rules", "j1_100", "ngrep100", "", \
+		    "j1_r1")
+		row("tspkt -j 2, 100 rules", "j2_100", "ngrep100", "j1_100", \
+		    "j2_r1")
+		row("tspkt -j 1, 100 rules, --per-rule", "pr_100", \
+		    "ngrep100", "", "j1_r1")
+		row("ngrep -q -I, 1,000 strings (one regex)", "ngrep1000", \
+		    "", "", "")
+		row("tspkt -j 1, 1,000 rules", "j1_1000", "ngrep1000", "", \
+		    "j1_r1")
+		row("tspkt -j 2, 1,000 rules", "j2_1000", "ngrep1000", \
+		    "j1_1000", "j2_r1")
+		row("tspkt -j 1, 1,000 rules, --per-rule", "pr_1000", \
+		    "ngrep1000", "", "j1_r1")
+		printf "\ntargets (issue 10), this run:\n"
+		for (j = 1; j <= 2; j++)
+			printf "  tspkt -j %d, 100 rules / 1 rule: %.2f" \
+				" (target <= 2: %s), 1,000 rules / 1 rule:" \
+				" %.2f (target <= 4: %s)\n", j, \
+				m["j" j "_100"] / m["j" j "_r1"], \
+				(m["j" j "_100"] <= 2 * m["j" j "_r1"] ? \
+				 "met" : "missed"), \
+				m["j" j "_1000"] / m["j" j "_r1"], \
+				(m["j" j "_1000"] <= 4 * m["j" j "_r1"] ? \
+				 "met" : "missed")
+		printf "targets (issue 11), this run:\n"
 		if (("ngrep1") in m)
 			printf "  tspkt -j 1, 1 string / ngrep: %.2f" \
 				" (target <= 0.50: %s)\n", m["j1_1"] / \
@@ -156,15 +223,17 @@ sort -k1,1 -k2,2n "$DIR/times" | awk '
 			" (target >= 1.6: %s)\n", m["j1_100"] / m["j2_100"], \
 			(m["j1_100"] / m["j2_100"] >= 1.6 ? "met" : "missed")
 	}
-	function row(label, c, vs_ngrep, vs_j1) {
+	function row(label, c, vs_ngrep, vs_j1, vs_r1) {
 		if (!(c in m))
 			return
-		printf "%-40s %8.3f", label, m[c]
+		printf "%-42s %8.3f", label, m[c]
 		printf " %9s", vs_ngrep != "" && (vs_ngrep in m) ? \
 			sprintf("%.2f", m[c] / m[vs_ngrep]) : "-"
 		printf " %10s", ("tcpdump" in m) && c != "tcpdump" ? \
 			sprintf("%.2f", m[c] / m["tcpdump"]) : "-"
-		printf " %8s\n", vs_j1 != "" ? \
+		printf " %8s", vs_j1 != "" ? \
 			sprintf("%.2f", m[c] / m[vs_j1]) : "-"
+		printf " %8s\n", vs_r1 != "" && (vs_r1 in m) ? \
+			sprintf("%.2f", m[c] / m[vs_r1]) : "-"
 	}'
 exit $fail

@@ -13,6 +13,7 @@
 #include "format.h"
 #include "output.h"
 #include "pool.h"
+#include "sets.h"
 #include "tspkt.h"
 
 static unsigned int count_frags(const struct sk_buff *skb)
@@ -33,11 +34,15 @@ void classifier_init(struct classifier *k, const struct classify *cl)
 	k->cl = cl;
 	k->cache.pool = cl->pool;
 	k->hits = calloc(nrules ? nrules : 1, sizeof(*k->hits));
+	k->scratch = ruleset_scratch_new(&cl->opts->rules);
 	/* without memory, this thread still hands every datagram on (and
 	 * the output stage its sequence numbers), matching nothing */
-	if (!k->hits)
+	if (!k->hits || !k->scratch) {
+		free(k->hits);
+		k->hits = NULL;
 		fprintf(stderr, TSPKT_PROG ": out of memory: a worker "
 					   "classifies nothing\n");
+	}
 }
 
 void classifier_flush(struct classifier *k)
@@ -53,6 +58,8 @@ void classifier_done(struct classifier *k)
 	pkt_cache_flush(&k->cache);
 	free(k->hits);
 	k->hits = NULL;
+	ruleset_scratch_free(k->scratch);
+	k->scratch = NULL;
 }
 
 /* -w keeps a matching datagram until it is written: one in the reader's
@@ -96,16 +103,7 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 	pkt_cb(skb)->info = NULL;
 	if (hits && !output_should_stop(k->cl->out)) {
 		pkt_decode_transport(skb, &info->meta);
-		for (i = 0; i < rs->n; i++) {
-			unsigned int off;
-
-			if (rule_match(&rs->v[i], skb, &info->meta, &off)) {
-				hits[nhits].rule = &rs->v[i];
-				hits[nhits].idx = i;
-				hits[nhits].offset = off;
-				nhits++;
-			}
-		}
+		nhits = ruleset_match(rs, skb, &info->meta, k->scratch, hits);
 	}
 	if (nhits) {
 		bool print = !o->quiet && !o->counters_only;

@@ -14,6 +14,7 @@
 #include "tspkt.h"
 
 struct backlog;
+struct rule_scratch;
 
 /* Datagrams a worker takes from the backlog at once, and results it hands
  * the output stage at once. */
@@ -29,7 +30,8 @@ struct classify {
 /* One classifying thread's state. */
 struct classifier {
 	const struct classify *cl;
-	struct rule_hit *hits; /* NULL: out of memory, matches nothing */
+	struct rule_hit *hits;	      /* NULL: out of memory, matches nothing */
+	struct rule_scratch *scratch; /* ruleset_match()'s, this thread's */
 	struct pkt_cache cache;
 	struct pkt_result res[CLASSIFY_BATCH];
 	unsigned int nres;

@@ -26,6 +26,7 @@
 #include "output.h"
 #include "pool.h"
 #include "rules.h"
+#include "sets.h"
 #include "tspkt.h"
 
 #define MAX_WORKERS 256u
@@ -57,6 +58,10 @@ static void help(void)
 	      "comments\n"
 	      "      --algo=NAME           algorithm of rules naming none "
 	      "(default auto)\n"
+	      "      --per-rule            search each rule on its own, not "
+	      "a layer's rules\n"
+	      "                            in one pass (the same output, "
+	      "slower)\n"
 	      "      --icase               PATTERN: fold case\n"
 	      "  -v, --invert-match        PATTERN: select packets without it\n"
 	      "  -j, --workers=N           classifying threads (default: "
@@ -95,6 +100,7 @@ struct cmdline {
 	const char *algo;
 	bool icase, invert;
 	bool have_rules;
+	bool per_rule; /* --per-rule: no sets */
 };
 
 /* Exit 2 on a bad command line, freeing what was parsed so far (so a
@@ -152,6 +158,7 @@ enum {
 	OPT_ALGO,
 	OPT_ICASE,
 	OPT_VERBOSE,
+	OPT_PER_RULE,
 };
 
 static const struct option long_opts[] = {
@@ -162,6 +169,7 @@ static const struct option long_opts[] = {
 	{ "drop-on-overrun", no_argument, NULL, OPT_DROP },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "algo", required_argument, NULL, OPT_ALGO },
+	{ "per-rule", no_argument, NULL, OPT_PER_RULE },
 	{ "icase", no_argument, NULL, OPT_ICASE },
 	{ "invert-match", no_argument, NULL, 'v' },
 	{ "count", no_argument, NULL, 'c' },
@@ -238,6 +246,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			break;
 		case OPT_ICASE:
 			cl->icase = true;
+			break;
+		case OPT_PER_RULE:
+			cl->per_rule = true;
 			break;
 		case 'v':
 			cl->invert = true;
@@ -425,7 +436,8 @@ int main(int argc, char **argv)
 	memset(&cl, 0, sizeof(cl));
 	parse_args(argc, argv, &cl);
 	add_build_plugin_dir();
-	if (ruleset_prepare(&o->rules, cl.algo, err, sizeof(err))) {
+	if (ruleset_prepare(&o->rules, cl.algo, err, sizeof(err)) ||
+	    (!cl.per_rule && ruleset_build_sets(&o->rules, err, sizeof(err)))) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
 		goto done;
 	}

@@ -10,6 +10,7 @@
 
 #include "patterns.h"
 #include "rules.h"
+#include "sets.h"
 
 static void say(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -495,6 +496,7 @@ void ruleset_free(struct ruleset *rs)
 {
 	size_t i;
 
+	ruleset_free_sets(rs);
 	for (i = 0; i < rs->n; i++)
 		rule_clear(&rs->v[i]);
 	free(rs->v);
@@ -504,6 +506,33 @@ void ruleset_free(struct ruleset *rs)
 
 /* ---- matching ------------------------------------------------------------ */
 
+bool rule_layer_base(enum rule_layer layer, const struct sk_buff *skb,
+		     const struct pkt_meta *meta, unsigned long *base)
+{
+	switch (layer) {
+	case LAYER_NETWORK:
+		*base = 0;
+		break;
+	case LAYER_TRANSPORT:
+		if (!meta->has_transport ||
+		    skb->transport_header == SKB_HEADER_UNSET)
+			return false;
+		*base = (unsigned long)skb_transport_offset(skb);
+		break;
+	default:
+		if (!meta->has_transport)
+			return false;
+		*base = meta->payload_off;
+		/* ngrep's ICMP data starts after type, code and checksum:
+		 * the echo id and sequence are payload to it, and to us */
+		if ((meta->l4proto == 1 || meta->l4proto == 58) &&
+		    skb->transport_header != SKB_HEADER_UNSET)
+			*base = (unsigned long)skb_transport_offset(skb) + 4;
+		break;
+	}
+	return true;
+}
+
 bool rule_match(const struct rule *r, struct sk_buff *skb,
 		const struct pkt_meta *meta, unsigned int *offset)
 {
@@ -511,27 +540,8 @@ bool rule_match(const struct rule *r, struct sk_buff *skb,
 	unsigned int pos = UINT_MAX;
 
 	*offset = UINT_MAX;
-	switch (r->layer) {
-	case LAYER_NETWORK:
-		base = 0;
-		break;
-	case LAYER_TRANSPORT:
-		if (!meta->has_transport ||
-		    skb->transport_header == SKB_HEADER_UNSET)
-			return false;
-		base = (unsigned long)skb_transport_offset(skb);
-		break;
-	default:
-		if (!meta->has_transport)
-			return false;
-		base = meta->payload_off;
-		/* ngrep's ICMP data starts after type, code and checksum:
-		 * the echo id and sequence are payload to it, and to us */
-		if ((meta->l4proto == 1 || meta->l4proto == 58) &&
-		    skb->transport_header != SKB_HEADER_UNSET)
-			base = (unsigned long)skb_transport_offset(skb) + 4;
-		break;
-	}
+	if (!rule_layer_base(r->layer, skb, meta, &base))
+		return false;
 	if (r->skip_empty && base >= skb->len)
 		return false;
 	/* the window [from, to) of the datagram, cut at its end */

@@ -39,13 +39,19 @@ struct rule {
 	bool icase, invert;
 	bool skip_empty;	/* an empty layer never matches (ngrep) */
 	struct ts_config *conf; /* read-only once prepared */
+	bool in_set;		/* searched with others in a set (sets.c) */
 };
+
+struct rule_sets;
 
 struct ruleset {
 	struct rule *v;
 	size_t n, cap;
 	char **classes; /* distinct labels, in order of appearance */
 	size_t nclasses;
+	/* the string rules searched together, one pass per set (sets.c);
+	 * NULL with --per-rule */
+	struct rule_sets *sets;
 };
 
 /*
@@ -79,6 +85,11 @@ void ruleset_free(struct ruleset *rs);
  */
 bool rule_match(const struct rule *r, struct sk_buff *skb,
 		const struct pkt_meta *meta, unsigned int *offset);
+
+/* Where @layer starts in @skb (offset from skb->data), as rule_match()
+ * counts; false when the datagram has no such layer. */
+bool rule_layer_base(enum rule_layer layer, const struct sk_buff *skb,
+		     const struct pkt_meta *meta, unsigned long *base);
 
 const char *rule_layer_name(enum rule_layer layer);
 
