@@ -71,6 +71,10 @@ static const char *const kind_name[] = { "absent", "rare" };
 static const char *const case_name[] = { "exact", "icase" };
 
 static int quick;
+/* --sets: the pattern-set table too (bench_sets.c); --sets-only: just it */
+static int sets, sets_only;
+int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
+	       const char *corpus_file, const char *tsgrep);
 static double budget; /* seconds of timing per cell, at most */
 static int max_reps;
 
@@ -1193,6 +1197,10 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--sets"))
+			sets = 1;
+		else if (!strcmp(argv[i], "--sets-only"))
+			sets = sets_only = 1;
 		else if (!strcmp(argv[i], "--corpus") && i + 1 < argc)
 			file = argv[++i];
 		else if (!strcmp(argv[i], "--tsgrep") && i + 1 < argc)
@@ -1202,7 +1210,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
-				"[--tsgrep PATH] [--algos \"a b\"]\n",
+				"[--tsgrep PATH] [--algos \"a b\"] "
+				"[--sets | --sets-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1241,6 +1250,11 @@ int main(int argc, char **argv)
 	       "scripts/install-deps.sh --bench), its columns say n/a\n");
 #endif
 	print_load("at start");
+	if (sets_only) {
+		wrong = bench_sets(buf, corpus_len, quick, file, tsgrep);
+		print_load("at end");
+		return wrong;
+	}
 	discover(list);
 	/* The baselines are the denominators of every ratio: time them with
 	 * more passes, so one disturbed pass does not move a whole column. */
@@ -1256,6 +1270,8 @@ int main(int argc, char **argv)
 		write_corpus(file);
 		processes(file, tsgrep);
 	}
+	if (sets)
+		wrong |= bench_sets(buf, corpus_len, quick, file, tsgrep);
 	printf("\n");
 	print_load("at end");
 	printf("bench: %.0f s%s\n", now() - t0,
