@@ -185,6 +185,68 @@ static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 	}
 }
 
+/* What ac_anchored() found at the last match's start. */
+enum { AC_AT_FOUND, AC_AT_NONE, AC_AT_UNKNOWN };
+
+/*
+ * TS_OVERLAP resumes at the last match's start, where the next occurrence
+ * often starts too (a word that several patterns begin): walk the trie
+ * down from the root along @p[0, @n) (no failure links, so only patterns
+ * starting at @p[0]) for the first occurrence after (@prev_len, @prev_id).
+ * AC_AT_NONE when none starts there; AC_AT_UNKNOWN if the walk reached the
+ * end of the block still in a pattern's prefix, as the next block is not
+ * to be read here.
+ */
+static int ac_anchored(const struct ac *a, const u8 *p, unsigned int n,
+		       unsigned int prev_len, unsigned int prev_id,
+		       unsigned int *len, unsigned int *id)
+{
+	uint32_t s = 0, d;
+
+	for (d = 0; d < n; d++) {
+		const struct ac_state *st;
+		uint32_t v, t;
+
+		if (s < a->ndense) {
+			v = a->dense[(size_t)s << a->shift | a->cls[p[d]]] &
+			    ~AC_OUT;
+			if (a->state[v].depth != d + 1)
+				return AC_AT_NONE; /* a failure, not a child */
+		} else {
+			v = ac_child(a, s, a->fold[p[d]]);
+			if (v == AC_NONE)
+				return AC_AT_NONE;
+		}
+		s = v;
+		st = &a->state[s];
+		t = st->term;
+		if (t == AC_NONE || a->term[t].len != d + 1 || d + 1 < prev_len)
+			continue; /* no pattern is this prefix, or reported */
+		{
+			const struct ac_term *tm = &a->term[t];
+			uint32_t k = 0, hi = tm->nids;
+
+			if (d + 1 == prev_len) {
+				/* the first copy after the last reported */
+				while (k < hi) {
+					uint32_t mid = k + (hi - k) / 2;
+
+					if (a->ids[tm->ids + mid] <= prev_id)
+						k = mid + 1;
+					else
+						hi = mid;
+				}
+				if (k == tm->nids)
+					continue;
+			}
+			*len = d + 1;
+			*id = a->ids[tm->ids + k];
+			return AC_AT_FOUND;
+		}
+	}
+	return AC_AT_UNKNOWN;
+}
+
 static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 {
 	const struct ac *a = ts_config_priv(conf);
@@ -194,14 +256,31 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 	bool overlap = conf->flags & TS_OVERLAP, have = false;
 	struct ts_set_best best = { 0 };
 	unsigned int consumed = state->offset, prev_end = 0, prev_id = 0;
-	unsigned int n, i;
+	unsigned int n, i, from = 0;
 	bool have_prev;
 	const u8 *block;
 	uint32_t s = 0;
 
 	have_prev = overlap && ts_overlap_prev(state, &prev_end, &prev_id);
-	while ((n = conf->get_next_block(consumed, &block, conf, state))) {
-		for (i = 0; i < n; i++) {
+	n = conf->get_next_block(consumed, &block, conf, state);
+	if (have_prev && n) {
+		unsigned int len, id;
+
+		switch (ac_anchored(a, block, n, prev_end - consumed, prev_id,
+				    &len, &id)) {
+		case AC_AT_FOUND:
+			state->offset = consumed + len;
+			ts_set_match(state, id);
+			return consumed;
+		case AC_AT_NONE:
+			/* all that start there are reported: the automaton
+			 * starts afresh one byte on */
+			from = 1;
+			break;
+		}
+	}
+	for (; n; n = conf->get_next_block(consumed, &block, conf, state)) {
+		for (i = from; i < n; i++) {
 			/* the common step, a dense row, kept inline; the
 			 * rest only when a pattern ends or one is pending */
 			uint32_t t = s < ndense ? dense[(size_t)s << shift |
@@ -223,6 +302,7 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 						   end - a->state[s].depth))
 				goto found;
 		}
+		from = 0;
 		if (n > UINT_MAX - consumed)
 			break; /* stream offsets would wrap */
 		consumed += n;
