@@ -273,8 +273,8 @@ static void run_hs_cell(struct cell *c, const struct set *s, const u8 *text,
 		lens[i] = s->lens[i];
 	}
 	t0 = wall();
-	if (hs_compile_lit_multi((const char *const *)s->pats, flags, ids,
-				 lens, s->count, HS_MODE_BLOCK, NULL, &db,
+	if (hs_compile_lit_multi((const char *const *)s->pats, flags, ids, lens,
+				 s->count, HS_MODE_BLOCK, NULL, &db,
 				 &err) != HS_SUCCESS) {
 		fprintf(stderr, "bench: hyperscan: %s\n",
 			err ? err->message : "?");
@@ -431,8 +431,8 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
 						   * refuses this size */
 				ratio(rt, sizeof(rt), c.gbps, hs.gbps);
 				if (hs.ok)
-					snprintf(hsb, sizeof(hsb),
-						 "%.3f, %.1f", hs.build_s,
+					snprintf(hsb, sizeof(hsb), "%.3f, %.1f",
+						 hs.build_s,
 						 (double)hs.bytes / s.count);
 				else
 					snprintf(hsb, sizeof(hsb), "n/a");

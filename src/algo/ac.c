@@ -70,6 +70,11 @@ struct ac {
 	struct ac_state *state;
 	struct ac_term *term;
 	uint32_t *ids;
+	/* the prefilter (ac_filter_build()): fk bytes hashed, 0 for none */
+	uint32_t fk, fshift;
+	uint64_t fmask, fcase;
+	uint64_t *filter;
+	u8 *ddepth; /* the depth of each dense state, 255 for 255 and more */
 	unsigned int len0; /* pattern 0, for get_pattern */
 	u8 pattern0[];
 };
@@ -134,6 +139,69 @@ static uint32_t ac_step(const struct ac *a, uint32_t s, u8 b)
 		s = a->state[s].fail;
 	}
 	return a->dense[(size_t)s << a->shift | a->cls[b]];
+}
+
+/*
+ * The prefilter.  Large sets spend their time in the automaton's compact
+ * part, one cache miss a byte or more, and much text can start none of
+ * the patterns.  A bitmap holds a hash of the first fk bytes of every
+ * pattern (fk = the shortest pattern's length, at most 8); a position
+ * whose next fk bytes miss the bitmap starts no pattern, and is no
+ * "candidate".
+ *
+ * The automaton's state at position i stands for the text from
+ * start = i - depth.  When no position in [start, i) is a candidate,
+ * nothing the state remembers can become a match (a match needs a
+ * candidate start), so the automaton may restart at the root at the next
+ * candidate: the bytes between are skipped with one bitmap probe each.
+ * A state of depth fk or more always starts at a candidate, so only
+ * shallow states are checked.  With TS_IGNORECASE the hash is taken over
+ * the bytes with bit 0x20 set, which merges every pair of letters that
+ * fold to one (and a few others: more candidates, never fewer).
+ */
+#define AC_FILTER_MIN_COUNT 64
+
+static inline uint32_t ac_fhash(const struct ac *a, const u8 *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	v = (v & a->fmask) | a->fcase;
+	return (uint32_t)((v * 0x9e3779b97f4a7c15ULL) >> a->fshift);
+}
+
+static inline bool ac_candidate(const struct ac *a, const u8 *p)
+{
+	uint32_t h = ac_fhash(a, p);
+
+	return a->filter[h >> 6] >> (h & 63) & 1;
+}
+
+/* The first candidate in [@j, @lim), or @lim: four probes a round, as
+ * they do not depend on one another, with one branch for the four. */
+static unsigned int ac_scan(const struct ac *a, const u8 *p, unsigned int j,
+			    unsigned int lim)
+{
+	const uint64_t *f = a->filter;
+
+	for (; j + 4 <= lim; j += 4) {
+		uint32_t h0 = ac_fhash(a, p + j), h1 = ac_fhash(a, p + j + 1);
+		uint32_t h2 = ac_fhash(a, p + j + 2),
+			 h3 = ac_fhash(a, p + j + 3);
+
+		if ((f[h0 >> 6] >> (h0 & 63) | f[h1 >> 6] >> (h1 & 63) |
+		     f[h2 >> 6] >> (h2 & 63) | f[h3 >> 6] >> (h3 & 63)) &
+		    1)
+			break;
+	}
+	for (; j < lim && !ac_candidate(a, p + j); j++)
+		;
+	return j;
+}
+
+static inline uint32_t ac_depth(const struct ac *a, uint32_t s)
+{
+	return s < a->ndense ? a->ddepth[s] : a->state[s].depth;
 }
 
 /* Offer the occurrences ending at @end in state @s (which ends one). */
@@ -279,6 +347,8 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 			break;
 		}
 	}
+	if (a->filter)
+		goto filtered;
 	for (; n; n = conf->get_next_block(consumed, &block, conf, state)) {
 		for (i = from; i < n; i++) {
 			/* the common step, a dense row, kept inline; the
@@ -305,6 +375,53 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 		from = 0;
 		if (n > UINT_MAX - consumed)
 			break; /* stream offsets would wrap */
+		consumed += n;
+	}
+	if (!best.have)
+		return UINT_MAX;
+	goto found;
+filtered:
+	/* the loop above, with the prefilter's skips (see ac_fhash()) */
+	for (; n; n = conf->get_next_block(consumed, &block, conf, state)) {
+		/* positions before lim have 8 bytes to probe; nc: the first
+		 * candidate from the state's start on, or lim if none */
+		unsigned int lim = n > 7 ? n - 7 : 0, nc = 0;
+		const uint32_t fk = a->fk;
+
+		for (i = from; i < n;) {
+			uint32_t t = s < ndense ? dense[(size_t)s << shift |
+							cls[block[i]]] :
+						  ac_step(a, s, block[i]);
+			unsigned int end, d;
+
+			s = t & ~AC_OUT;
+			i++;
+			end = consumed + i;
+			if (t & AC_OUT) {
+				ac_offer(a, s, end, overlap, &best, have_prev,
+					 state->offset, prev_end, prev_id);
+				have = best.have;
+			}
+			d = ac_depth(a, s);
+			if (have && ts_set_decided(&best, overlap, end - d))
+				goto found;
+			if (d >= fk || d > i)
+				continue;
+			if (nc < i - d)
+				nc = ac_scan(a, block, i - d, lim);
+			if (nc < i || nc >= n)
+				continue;
+			/* nothing from the state's start to the next
+			 * candidate: restart there */
+			s = 0;
+			if (have &&
+			    ts_set_decided(&best, overlap, consumed + nc))
+				goto found;
+			i = nc;
+		}
+		from = 0;
+		if (n > UINT_MAX - consumed)
+			break;
 		consumed += n;
 	}
 	if (!best.have)
@@ -622,8 +739,53 @@ static int ac_link(struct ac *a)
 	return 0;
 }
 
+/* The prefilter's bitmap and the dense states' depths, for sets of at
+ * least AC_FILTER_MIN_COUNT patterns of 2 bytes or more.  0 or -ENOMEM. */
+static int ac_filter_build(struct ac *a, const void *const *patterns,
+			   const unsigned int *lens, bool ignorecase)
+{
+	uint32_t i, minlen = UINT32_MAX, bits = 16;
+	u8 m[8] = { 0 }, c[8] = { 0 };
+
+	for (i = 0; i < a->count; i++)
+		if (lens[i] < minlen)
+			minlen = lens[i];
+	if (a->count < AC_FILTER_MIN_COUNT || minlen < 2)
+		return 0;
+	a->fk = minlen < 8 ? minlen : 8;
+	memset(m, 0xff, a->fk);
+	if (ignorecase)
+		memset(c, 0x20, a->fk);
+	memcpy(&a->fmask, m, sizeof(m));
+	memcpy(&a->fcase, c, sizeof(c));
+	/* 32 bits a pattern (a 3% chance that a random position passes with
+	 * a million patterns), from 8 KiB up to 16 MiB */
+	while (bits < 27 && ((uint64_t)1 << bits) < (uint64_t)a->count * 32)
+		bits++;
+	a->fshift = 64 - bits;
+	a->filter = ac_alloc(((size_t)1 << bits) / 8);
+	a->ddepth = ac_alloc(a->ndense ? a->ndense : 1);
+	if (!a->filter || !a->ddepth)
+		return -ENOMEM;
+	memset(a->filter, 0, ((size_t)1 << bits) / 8);
+	for (i = 0; i < a->count; i++) {
+		u8 buf[8] = { 0 };
+		uint32_t h;
+
+		memcpy(buf, patterns[i], a->fk);
+		h = ac_fhash(a, buf);
+		a->filter[h >> 6] |= (uint64_t)1 << (h & 63);
+	}
+	for (i = 0; i < a->ndense; i++)
+		a->ddepth[i] = a->state[i].depth < 255 ? (u8)a->state[i].depth :
+							 255;
+	return 0;
+}
+
 static void ac_free(struct ac *a)
 {
+	free(a->filter);
+	free(a->ddepth);
 	free(a->dense);
 	free(a->state);
 	free(a->term);
@@ -677,6 +839,8 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 		ac_classes(a);
 		err = ac_link(a);
 	}
+	if (!err)
+		err = ac_filter_build(a, patterns, lens, flags & TS_IGNORECASE);
 	if (err)
 		goto fail;
 	for (i = 0; i < count; i++)
