@@ -768,13 +768,21 @@ static int ac_filter_build(struct ac *a, const void *const *patterns,
 	if (!a->filter || !a->ddepth)
 		return -ENOMEM;
 	memset(a->filter, 0, ((size_t)1 << bits) / 8);
-	for (i = 0; i < a->count; i++) {
-		u8 buf[8] = { 0 };
-		uint32_t h;
+	/* in rounds of 64: hash them and ask for their words, then set the
+	 * bits, so that the cache misses of a round overlap */
+	for (i = 0; i < a->count; i += 64) {
+		uint32_t h[64], j,
+			round = a->count - i < 64 ? a->count - i : 64;
 
-		memcpy(buf, patterns[i], a->fk);
-		h = ac_fhash(a, buf);
-		a->filter[h >> 6] |= (uint64_t)1 << (h & 63);
+		for (j = 0; j < round; j++) {
+			u8 buf[8] = { 0 };
+
+			memcpy(buf, patterns[i + j], a->fk);
+			h[j] = ac_fhash(a, buf);
+			__builtin_prefetch(&a->filter[h[j] >> 6], 1);
+		}
+		for (j = 0; j < round; j++)
+			a->filter[h[j] >> 6] |= (uint64_t)1 << (h[j] & 63);
 	}
 	for (i = 0; i < a->ndense; i++)
 		a->ddepth[i] = a->state[i].depth < 255 ? (u8)a->state[i].depth :
