@@ -35,7 +35,8 @@
  * A set reads on differently after byte 0:
  *   byte 1   number of patterns (0 must be -EINVAL)
  *   byte 2   number of block sizes
- *   byte 3   bit 0: TS_OVERLAP
+ *   byte 3   bit 0: TS_OVERLAP; bit 1: lengths from 2 (below), so that
+ *            a set of 64 or more has ac's prefilter
  *   then     each pattern: a length byte (modulo 17; 0 must be -EINVAL),
  *            then its bytes
  *   then     the block sizes and the data, as above (at most
@@ -166,12 +167,16 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	if (c->set) {
 		unsigned int used = 0;
 
-		c->overlap = take(&r) & 1;
+		u8 opts = take(&r);
+
+		c->overlap = opts & 1;
 		c->count = len;
 		for (i = 0; i < c->count; i++) {
 			unsigned int j;
 
-			c->lens[i] = take(&r) % (SET_MAX_LEN + 1);
+			c->lens[i] = opts & 2 ?
+					     2 + take(&r) % (SET_MAX_LEN - 1) :
+					     take(&r) % (SET_MAX_LEN + 1);
 			c->pats[i] = c->pat + used;
 			for (j = 0; j < c->lens[i]; j++)
 				c->pat[used++] = take(&r);
