@@ -38,7 +38,7 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
 
 static const unsigned int set_sizes[] = { 2, 8, 64, 1000, 100000, 1000000 };
 #define NSIZES (sizeof(set_sizes) / sizeof(set_sizes[0]))
-static const char *const set_algos[] = { "ac", "teddy", "acpf", "auto" };
+static const char *const set_algos[] = { "ac", "teddy", "auto" };
 #define NALGOS (sizeof(set_algos) / sizeof(set_algos[0]))
 static const char *const variant_name[] = { "present", "absent" };
 
