@@ -384,11 +384,24 @@ static void processes(const struct set *s, const char *variant,
 		else
 			snprintf(out[t], sizeof(out[t]), "error");
 	}
-	printf("  %-8s %9u  %s %8.3f s (%s lines)  %s %8.3f s (%s lines)  "
-	       "tsgrep/grep %.2fx%s\n",
-	       variant, s->count, tool_name[0], med[0], out[0], tool_name[1],
-	       med[1], out[1], med[0] > 0 && med[1] > 0 ? med[1] / med[0] : 0,
-	       med[0] > 0 && strcmp(out[0], out[1]) ? "  COUNTS DIFFER" : "");
+	{
+		char cell[2][192], rt[16];
+
+		for (t = 0; t < 2; t++)
+			if (med[t] > 0)
+				snprintf(cell[t], sizeof(cell[t]),
+					 "%8.3f s (%s lines)", med[t], out[t]);
+			else
+				snprintf(cell[t], sizeof(cell[t]), "%s",
+					 out[t][0] ? out[t] : "-");
+		ratio(rt, sizeof(rt), med[1], med[0]);
+		printf("  %-8s %9u  %s %s  %s %s  grep/tsgrep time %s%s\n",
+		       variant, s->count, tool_name[0], cell[0], tool_name[1],
+		       cell[1], rt,
+		       med[0] > 0 && med[1] > 0 && strcmp(out[0], out[1]) ?
+			       "  COUNTS DIFFER" :
+			       "");
+	}
 	remove(pat_file);
 }
 
