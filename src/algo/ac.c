@@ -19,6 +19,11 @@
  * failure links, the longest pattern ending at each state and the dense
  * rows.
  *
+ * Sets of 64 patterns or more also have a prefilter, a bitmap of hashed
+ * pattern prefixes that skips the text where no pattern starts (see
+ * ac_fhash()), and TS_OVERLAP resumes with a walk down the trie from the
+ * last match's start (ac_anchored()).
+ *
  * A search carries only the state (a number) from block to block.  Which
  * occurrence to report, and when it is final, is ts_set_best's rule
  * (internal.h), with the state's depth as the lookahead bound.
