@@ -8,7 +8,7 @@
  * because a fast wrong answer must not show up as a good figure.
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
- *         [--blocks-only]
+ *         [--blocks-only] [--sets | --sets-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -74,6 +74,10 @@ static const char *const kind_name[] = { "absent", "rare" };
 static const char *const case_name[] = { "exact", "icase" };
 
 static int quick;
+/* --sets: the pattern-set table too (bench_sets.c); --sets-only: just it */
+static int sets, sets_only;
+int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
+	       const char *corpus_file, const char *tsgrep);
 static double budget; /* seconds of timing per cell, at most */
 static int max_reps;
 
@@ -1197,6 +1201,10 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--sets"))
+			sets = 1;
+		else if (!strcmp(argv[i], "--sets-only"))
+			sets = sets_only = 1;
 		else if (!strcmp(argv[i], "--corpus") && i + 1 < argc)
 			file = argv[++i];
 		else if (!strcmp(argv[i], "--tsgrep") && i + 1 < argc)
@@ -1209,7 +1217,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
 				"[--tsgrep PATH] [--algos \"a b\"] "
-				"[--blocks-only]\n",
+				"[--blocks-only] [--sets | --sets-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1250,6 +1258,11 @@ int main(int argc, char **argv)
 	print_load("at start");
 	if (blocks_only)
 		return bench_blocks(corpus, corpus_len, quick) ? 1 : 0;
+	if (sets_only) {
+		wrong = bench_sets(buf, corpus_len, quick, file, tsgrep);
+		print_load("at end");
+		return wrong;
+	}
 	discover(list);
 	/* The baselines are the denominators of every ratio: time them with
 	 * more passes, so one disturbed pass does not move a whole column. */
@@ -1266,6 +1279,8 @@ int main(int argc, char **argv)
 		write_corpus(file);
 		processes(file, tsgrep);
 	}
+	if (sets)
+		wrong |= bench_sets(buf, corpus_len, quick, file, tsgrep);
 	printf("\n");
 	print_load("at end");
 	printf("bench: %.0f s%s\n", now() - t0,

@@ -37,7 +37,8 @@
  *   byte 2   number of block sizes
  *   byte 3   bit 0: TS_OVERLAP; bits 1-2 (a set with "ac" only): 0 "ac",
  *            1 "teddy", 2 "teddy_scalar", 3 "teddy_ssse3" (teddy refuses
- *            more than 128 patterns: -EINVAL)
+ *            more than 128 patterns: -EINVAL); bit 3: lengths from 2
+ *            (below), so that a set of 64 or more has ac's prefilter
  *   then     each pattern: a length byte (modulo 17; 0 must be -EINVAL),
  *            then its bytes
  *   then     the block sizes and the data, as above (at most
@@ -182,7 +183,8 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 		for (i = 0; i < c->count; i++) {
 			unsigned int j;
 
-			c->lens[i] = take(&r) % (SET_MAX_LEN + 1);
+			c->lens[i] = b3 & 8 ? 2 + take(&r) % (SET_MAX_LEN - 1) :
+					      take(&r) % (SET_MAX_LEN + 1);
 			c->pats[i] = c->pat + used;
 			for (j = 0; j < c->lens[i]; j++)
 				c->pat[used++] = take(&r);

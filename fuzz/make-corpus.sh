@@ -151,4 +151,33 @@ set_case teddy-scalar-icase $((SET_AC + ICASE)) 5 "3 3" "abABab" \
 set_case teddy-ssse3-long $((SET_AC + BYTES)) 7 "" \
 	"xxabcdefghijabcdefghijklmnopqrstuvwxyzAB" \
 	abcdefghijklmnopqrstuvwxyz abcd bcdefghij cd
+# FLAGS bit 3 (8): lengths from 2 (the length byte is the length minus 2), so
+# that 70 patterns of 3 to 6 letters have ac's prefilter
+set_case_from2() {
+	name=$1 ctl=$2 flags=$3 sizes=$4 data=$5
+	shift 5
+	n=0
+	for _ in $sizes; do n=$((n + 1)); done
+	# shellcheck disable=SC2086
+	{ b "$ctl" "$#" "$n" "$flags"
+	  for p in "$@"; do b $((${#p} - 2)); s "$p"; done
+	  b $sizes; s "$data"; } > "$out/$name"
+}
+prefilter_pats=""
+i=0
+while [ $i -lt 70 ]; do
+	p="" j=$i k=0
+	while [ $k -lt $((3 + i % 4)) ]; do
+		if [ $((j % 2)) -eq 1 ]; then p="${p}b"; else p="${p}a"; fi
+		j=$((j / 2 + i)) k=$((k + 1))
+	done
+	prefilter_pats="$prefilter_pats $p"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086
+set_case_from2 set-prefilter "$SET_AC" 9 "5 7 1 30" \
+	"xxabaxxbbabxcabbaxxxaaab yyy bab abba xaaaax" $prefilter_pats
+# shellcheck disable=SC2086
+set_case_from2 set-prefilter-icase $((SET_AC + ICASE)) 8 "" \
+	"xxABaxxbBabxcabbaxxxAAab yyy bab aBBa xaaaax" $prefilter_pats
 lit auto-overlap-aa $((AUTO_OVERLAP + BYTES)) aa "" aaaa

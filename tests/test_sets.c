@@ -317,6 +317,223 @@ static void differential_sets(void **unused)
 	assert_true(n < 5000 || compared >= 1000000);
 }
 
+/* ---- the prefilter of large sets ---- */
+
+/*
+ * ac puts a filter of hashed pattern prefixes in front of the automaton
+ * for sets of 64 patterns or more whose shortest pattern has 2 bytes or
+ * more (up to 8 bytes hashed), and skips the text where no pattern can
+ * start.  Here: such sets from 2 to 4 letters of "abcdefgh", in text from
+ * all 8 (so that the filter rejects much of it and the automaton restarts
+ * often), duplicates and case flips, every block split, against the
+ * reference.  A set with one 1-byte pattern among them (no filter) must
+ * give the same matches too.
+ */
+static void prefilter_differential(void **unused)
+{
+	struct rng r = { test_seed("prefilter", 20261205) };
+	static const u8 letters[] = "abcdefgh";
+	static u8 data[3000];
+	unsigned long compared = 0, cases = set_cases() / 20 + 10, i;
+
+	(void)unused;
+	for (i = 0; i < cases; i++) {
+		struct set s;
+		unsigned int pa = 2 + rng_below(&r, 3);
+		unsigned int minlen = 2 + rng_below(&r, 8), j, k, dlen, ov;
+		unsigned int maxlen = minlen + rng_below(&r, 12);
+		bool one_byte = rng_below(&r, 8) == 0;
+
+		s.count = 64 + rng_below(&r, 1500);
+		s.icase = rng_below(&r, 3) == 0;
+		s.pat = calloc(s.count, sizeof(*s.pat));
+		s.len = calloc(s.count, sizeof(*s.len));
+		assert_true(s.pat && s.len);
+		for (j = 0; j < s.count; j++) {
+			unsigned int from = j ? rng_below(&r, j) : 0;
+			bool dup = j && rng_below(&r, 6) == 0;
+
+			s.len[j] =
+				dup ? s.len[from] :
+				      minlen + rng_below(&r,
+							 maxlen - minlen + 1);
+			if (one_byte && j == s.count / 2)
+				s.len[j] = 1;
+			s.pat[j] = malloc(s.len[j]);
+			assert_non_null(s.pat[j]);
+			for (k = 0; k < s.len[j]; k++) {
+				u8 b = dup && s.len[j] == s.len[from] ?
+					       s.pat[from][k] :
+					       letters[rng_below(&r, pa)];
+
+				s.pat[j][k] = s.icase && rng_below(&r, 2) ?
+						      flip_case(b) :
+						      b;
+			}
+		}
+		dlen = rng_below(&r, sizeof(data));
+		for (j = 0; j < dlen; j++)
+			data[j] = letters[rng_below(&r, 8)];
+		for (k = rng_below(&r, 40); k > 0; k--) {
+			unsigned int id = rng_below(&r, s.count), at;
+
+			if (s.len[id] > dlen)
+				continue;
+			at = rng_below(&r, dlen - s.len[id] + 1);
+			for (j = 0; j < s.len[id]; j++)
+				data[at + j] = s.icase && rng_below(&r, 2) ?
+						       flip_case(s.pat[id][j]) :
+						       s.pat[id][j];
+		}
+		for (ov = 0; ov < 2; ov++) {
+			int flags = (ov ? TS_OVERLAP : 0) |
+				    (s.icase ? TS_IGNORECASE : 0);
+			struct ts_config *conf;
+			struct ts_state st;
+			struct occ *want;
+			unsigned int nwant;
+			int mode;
+
+			conf = textsearch_prepare_set(
+				"ac", (const void *const *)s.pat, s.len,
+				s.count, GFP_KERNEL, flags);
+			assert_false(IS_ERR(conf));
+			want = reference(&s, data, dlen, ov, &nwant);
+			compared += compare_run("prefilter contiguous", conf,
+						&st,
+						textsearch_find_continuous(
+							conf, &st, data, dlen),
+						want, nwant, &s, data, dlen);
+			for (mode = 1; mode < 3; mode++) {
+				struct blocks *b =
+					blocks_random(data, dlen, &r, mode);
+
+				compared += compare_run(
+					"prefilter blocks", conf, &st,
+					blocks_find(conf, &st, b), want, nwant,
+					&s, data, dlen);
+				assert_true(blocks_ok(b));
+				blocks_free(b);
+			}
+			free(want);
+			textsearch_destroy(conf);
+		}
+		set_free(&s);
+	}
+	printf("# prefilter: %lu sets, %lu results compared\n", cases,
+	       compared);
+	assert_true(compared > cases * 6);
+}
+
+/* ---- a big set ---- */
+
+static const u8 *const *big_pat;
+static const unsigned int *big_len;
+
+static int big_cmp(const void *x, const void *y)
+{
+	unsigned int a = *(const unsigned int *)x, b = *(const unsigned int *)y;
+	unsigned int la = big_len[a], lb = big_len[b];
+	int c = memcmp(big_pat[a], big_pat[b], la < lb ? la : lb);
+
+	if (c)
+		return c;
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * 200,000 patterns of 4 to 16 letters from 16, and 64 KiB of text from
+ * the same letters with 2,000 of them planted: every occurrence, with
+ * TS_OVERLAP, in (start, end, id) order, checked against the patterns
+ * sorted (each substring of 4 to 16 bytes looked up by bisection).
+ */
+static void big_set(void **unused)
+{
+	enum { COUNT = 200000, DLEN = 65536 };
+	struct rng r = { test_seed("big set", 20261206) };
+	u8 **pat = malloc(COUNT * sizeof(*pat));
+	unsigned int *len = malloc(COUNT * sizeof(*len));
+	unsigned int *order = malloc(COUNT * sizeof(*order));
+	u8 *data = malloc(DLEN);
+	unsigned long found = 0;
+	struct ts_config *conf;
+	struct ts_state st;
+	unsigned int i, j, at, pos;
+
+	(void)unused;
+	assert_true(pat && len && order && data);
+	for (i = 0; i < COUNT; i++) {
+		len[i] = 4 + rng_below(&r, 13);
+		pat[i] = malloc(len[i]);
+		assert_non_null(pat[i]);
+		for (j = 0; j < len[i]; j++)
+			pat[i][j] = (u8)('a' + rng_below(&r, 16));
+		order[i] = i;
+	}
+	for (j = 0; j < DLEN; j++)
+		data[j] = (u8)('a' + rng_below(&r, 16));
+	for (i = 0; i < 2000; i++) {
+		unsigned int id = rng_below(&r, COUNT);
+
+		memcpy(data + rng_below(&r, DLEN - 16), pat[id], len[id]);
+	}
+	big_pat = (const u8 *const *)pat;
+	big_len = len;
+	qsort(order, COUNT, sizeof(*order), big_cmp);
+
+	conf = textsearch_prepare_set("ac", (const void *const *)pat, len,
+				      COUNT, GFP_KERNEL, TS_OVERLAP);
+	assert_false(IS_ERR(conf));
+	pos = textsearch_find_continuous(conf, &st, data, DLEN);
+	for (at = 0; at < DLEN; at++) {
+		unsigned int l;
+
+		for (l = 4; l <= 16 && at + l <= DLEN; l++) {
+			/* the first pattern equal to data[at, at + l) */
+			unsigned int lo = 0, hi = COUNT;
+
+			while (lo < hi) {
+				unsigned int mid = lo + (hi - lo) / 2, o;
+				int c;
+
+				o = order[mid];
+				c = memcmp(pat[o], data + at,
+					   len[o] < l ? len[o] : l);
+				if (!c)
+					c = len[o] < l ? -1 : len[o] > l;
+				if (c < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < COUNT && len[order[lo]] == l &&
+			       !memcmp(pat[order[lo]], data + at, l);
+			     lo++) {
+				assert_int_equal(pos, at);
+				assert_int_equal(textsearch_match_id(&st),
+						 order[lo]);
+				assert_int_equal(
+					textsearch_match_len(conf, &st), l);
+				found++;
+				pos = textsearch_next(conf, &st);
+			}
+		}
+	}
+	assert_int_equal(pos, UINT_MAX);
+	printf("# big set: %d patterns, %lu occurrences checked\n", COUNT,
+	       found);
+	assert_true(found >= 2000);
+	textsearch_destroy(conf);
+	for (i = 0; i < COUNT; i++)
+		free(pat[i]);
+	free(pat);
+	free(len);
+	free(order);
+	free(data);
+}
+
 /* ---- the API ---- */
 
 static void prepare_set_errors(void **unused)
@@ -909,6 +1126,8 @@ int main(void)
 		cmocka_unit_test(iovec_with_a_set),
 		cmocka_unit_test(skb_with_a_set),
 		cmocka_unit_test(differential_sets),
+		cmocka_unit_test(prefilter_differential),
+		cmocka_unit_test(big_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

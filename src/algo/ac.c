@@ -19,6 +19,11 @@
  * failure links, the longest pattern ending at each state and the dense
  * rows.
  *
+ * Sets of 64 patterns or more also have a prefilter, a bitmap of hashed
+ * pattern prefixes that skips the text where no pattern starts (see
+ * ac_fhash()), and TS_OVERLAP resumes with a walk down the trie from the
+ * last match's start (ac_anchored()).
+ *
  * A search carries only the state (a number) from block to block.  Which
  * occurrence to report, and when it is final, is ts_set_best's rule
  * (internal.h), with the state's depth as the lookahead bound.
@@ -70,6 +75,11 @@ struct ac {
 	struct ac_state *state;
 	struct ac_term *term;
 	uint32_t *ids;
+	/* the prefilter (ac_filter_build()): fk bytes hashed, 0 for none */
+	uint32_t fk, fshift;
+	uint64_t fmask, fcase;
+	uint64_t *filter;
+	u8 *ddepth; /* the depth of each dense state, 255 for 255 and more */
 	unsigned int len0; /* pattern 0, for get_pattern */
 	u8 pattern0[];
 };
@@ -136,6 +146,69 @@ static uint32_t ac_step(const struct ac *a, uint32_t s, u8 b)
 	return a->dense[(size_t)s << a->shift | a->cls[b]];
 }
 
+/*
+ * The prefilter.  Large sets spend their time in the automaton's compact
+ * part, one cache miss a byte or more, and much text can start none of
+ * the patterns.  A bitmap holds a hash of the first fk bytes of every
+ * pattern (fk = the shortest pattern's length, at most 8); a position
+ * whose next fk bytes miss the bitmap starts no pattern, and is no
+ * "candidate".
+ *
+ * The automaton's state at position i stands for the text from
+ * start = i - depth.  When no position in [start, i) is a candidate,
+ * nothing the state remembers can become a match (a match needs a
+ * candidate start), so the automaton may restart at the root at the next
+ * candidate: the bytes between are skipped with one bitmap probe each.
+ * A state of depth fk or more always starts at a candidate, so only
+ * shallow states are checked.  With TS_IGNORECASE the hash is taken over
+ * the bytes with bit 0x20 set, which merges every pair of letters that
+ * fold to one (and a few others: more candidates, never fewer).
+ */
+#define AC_FILTER_MIN_COUNT 64
+
+static inline uint32_t ac_fhash(const struct ac *a, const u8 *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	v = (v & a->fmask) | a->fcase;
+	return (uint32_t)((v * 0x9e3779b97f4a7c15ULL) >> a->fshift);
+}
+
+static inline bool ac_candidate(const struct ac *a, const u8 *p)
+{
+	uint32_t h = ac_fhash(a, p);
+
+	return a->filter[h >> 6] >> (h & 63) & 1;
+}
+
+/* The first candidate in [@j, @lim), or @lim: four probes a round, as
+ * they do not depend on one another, with one branch for the four. */
+static unsigned int ac_scan(const struct ac *a, const u8 *p, unsigned int j,
+			    unsigned int lim)
+{
+	const uint64_t *f = a->filter;
+
+	for (; j + 4 <= lim; j += 4) {
+		uint32_t h0 = ac_fhash(a, p + j), h1 = ac_fhash(a, p + j + 1);
+		uint32_t h2 = ac_fhash(a, p + j + 2),
+			 h3 = ac_fhash(a, p + j + 3);
+
+		if ((f[h0 >> 6] >> (h0 & 63) | f[h1 >> 6] >> (h1 & 63) |
+		     f[h2 >> 6] >> (h2 & 63) | f[h3 >> 6] >> (h3 & 63)) &
+		    1)
+			break;
+	}
+	for (; j < lim && !ac_candidate(a, p + j); j++)
+		;
+	return j;
+}
+
+static inline uint32_t ac_depth(const struct ac *a, uint32_t s)
+{
+	return s < a->ndense ? a->ddepth[s] : a->state[s].depth;
+}
+
 /* Offer the occurrences ending at @end in state @s (which ends one). */
 static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 		     bool overlap, struct ts_set_best *best, bool have_prev,
@@ -185,6 +258,68 @@ static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 	}
 }
 
+/* What ac_anchored() found at the last match's start. */
+enum { AC_AT_FOUND, AC_AT_NONE, AC_AT_UNKNOWN };
+
+/*
+ * TS_OVERLAP resumes at the last match's start, where the next occurrence
+ * often starts too (a word that several patterns begin): walk the trie
+ * down from the root along @p[0, @n) (no failure links, so only patterns
+ * starting at @p[0]) for the first occurrence after (@prev_len, @prev_id).
+ * AC_AT_NONE when none starts there; AC_AT_UNKNOWN if the walk reached the
+ * end of the block still in a pattern's prefix, as the next block is not
+ * to be read here.
+ */
+static int ac_anchored(const struct ac *a, const u8 *p, unsigned int n,
+		       unsigned int prev_len, unsigned int prev_id,
+		       unsigned int *len, unsigned int *id)
+{
+	uint32_t s = 0, d;
+
+	for (d = 0; d < n; d++) {
+		const struct ac_state *st;
+		uint32_t v, t;
+
+		if (s < a->ndense) {
+			v = a->dense[(size_t)s << a->shift | a->cls[p[d]]] &
+			    ~AC_OUT;
+			if (a->state[v].depth != d + 1)
+				return AC_AT_NONE; /* a failure, not a child */
+		} else {
+			v = ac_child(a, s, a->fold[p[d]]);
+			if (v == AC_NONE)
+				return AC_AT_NONE;
+		}
+		s = v;
+		st = &a->state[s];
+		t = st->term;
+		if (t == AC_NONE || a->term[t].len != d + 1 || d + 1 < prev_len)
+			continue; /* no pattern is this prefix, or reported */
+		{
+			const struct ac_term *tm = &a->term[t];
+			uint32_t k = 0, hi = tm->nids;
+
+			if (d + 1 == prev_len) {
+				/* the first copy after the last reported */
+				while (k < hi) {
+					uint32_t mid = k + (hi - k) / 2;
+
+					if (a->ids[tm->ids + mid] <= prev_id)
+						k = mid + 1;
+					else
+						hi = mid;
+				}
+				if (k == tm->nids)
+					continue;
+			}
+			*len = d + 1;
+			*id = a->ids[tm->ids + k];
+			return AC_AT_FOUND;
+		}
+	}
+	return AC_AT_UNKNOWN;
+}
+
 static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 {
 	const struct ac *a = ts_config_priv(conf);
@@ -194,14 +329,33 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 	bool overlap = conf->flags & TS_OVERLAP, have = false;
 	struct ts_set_best best = { 0 };
 	unsigned int consumed = state->offset, prev_end = 0, prev_id = 0;
-	unsigned int n, i;
+	unsigned int n, i, from = 0;
 	bool have_prev;
 	const u8 *block;
 	uint32_t s = 0;
 
 	have_prev = overlap && ts_overlap_prev(state, &prev_end, &prev_id);
-	while ((n = conf->get_next_block(consumed, &block, conf, state))) {
-		for (i = 0; i < n; i++) {
+	n = conf->get_next_block(consumed, &block, conf, state);
+	if (have_prev && n) {
+		unsigned int len, id;
+
+		switch (ac_anchored(a, block, n, prev_end - consumed, prev_id,
+				    &len, &id)) {
+		case AC_AT_FOUND:
+			state->offset = consumed + len;
+			ts_set_match(state, id);
+			return consumed;
+		case AC_AT_NONE:
+			/* all that start there are reported: the automaton
+			 * starts afresh one byte on */
+			from = 1;
+			break;
+		}
+	}
+	if (a->filter)
+		goto filtered;
+	for (; n; n = conf->get_next_block(consumed, &block, conf, state)) {
+		for (i = from; i < n; i++) {
 			/* the common step, a dense row, kept inline; the
 			 * rest only when a pattern ends or one is pending */
 			uint32_t t = s < ndense ? dense[(size_t)s << shift |
@@ -223,8 +377,56 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 						   end - a->state[s].depth))
 				goto found;
 		}
+		from = 0;
 		if (n > UINT_MAX - consumed)
 			break; /* stream offsets would wrap */
+		consumed += n;
+	}
+	if (!best.have)
+		return UINT_MAX;
+	goto found;
+filtered:
+	/* the loop above, with the prefilter's skips (see ac_fhash()) */
+	for (; n; n = conf->get_next_block(consumed, &block, conf, state)) {
+		/* positions before lim have 8 bytes to probe; nc: the first
+		 * candidate from the state's start on, or lim if none */
+		unsigned int lim = n > 7 ? n - 7 : 0, nc = 0;
+		const uint32_t fk = a->fk;
+
+		for (i = from; i < n;) {
+			uint32_t t = s < ndense ? dense[(size_t)s << shift |
+							cls[block[i]]] :
+						  ac_step(a, s, block[i]);
+			unsigned int end, d;
+
+			s = t & ~AC_OUT;
+			i++;
+			end = consumed + i;
+			if (t & AC_OUT) {
+				ac_offer(a, s, end, overlap, &best, have_prev,
+					 state->offset, prev_end, prev_id);
+				have = best.have;
+			}
+			d = ac_depth(a, s);
+			if (have && ts_set_decided(&best, overlap, end - d))
+				goto found;
+			if (d >= fk || d > i)
+				continue;
+			if (nc < i - d)
+				nc = ac_scan(a, block, i - d, lim);
+			if (nc < i || nc >= n)
+				continue;
+			/* nothing from the state's start to the next
+			 * candidate: restart there */
+			s = 0;
+			if (have &&
+			    ts_set_decided(&best, overlap, consumed + nc))
+				goto found;
+			i = nc;
+		}
+		from = 0;
+		if (n > UINT_MAX - consumed)
+			break;
 		consumed += n;
 	}
 	if (!best.have)
@@ -542,8 +744,61 @@ static int ac_link(struct ac *a)
 	return 0;
 }
 
+/* The prefilter's bitmap and the dense states' depths, for sets of at
+ * least AC_FILTER_MIN_COUNT patterns of 2 bytes or more.  0 or -ENOMEM. */
+static int ac_filter_build(struct ac *a, const void *const *patterns,
+			   const unsigned int *lens, bool ignorecase)
+{
+	uint32_t i, minlen = UINT32_MAX, bits = 16;
+	u8 m[8] = { 0 }, c[8] = { 0 };
+
+	for (i = 0; i < a->count; i++)
+		if (lens[i] < minlen)
+			minlen = lens[i];
+	if (a->count < AC_FILTER_MIN_COUNT || minlen < 2)
+		return 0;
+	a->fk = minlen < 8 ? minlen : 8;
+	memset(m, 0xff, a->fk);
+	if (ignorecase)
+		memset(c, 0x20, a->fk);
+	memcpy(&a->fmask, m, sizeof(m));
+	memcpy(&a->fcase, c, sizeof(c));
+	/* 32 bits a pattern (a 3% chance that a random position passes with
+	 * a million patterns), from 8 KiB up to 16 MiB */
+	while (bits < 27 && ((uint64_t)1 << bits) < (uint64_t)a->count * 32)
+		bits++;
+	a->fshift = 64 - bits;
+	a->filter = ac_alloc(((size_t)1 << bits) / 8);
+	a->ddepth = ac_alloc(a->ndense ? a->ndense : 1);
+	if (!a->filter || !a->ddepth)
+		return -ENOMEM;
+	memset(a->filter, 0, ((size_t)1 << bits) / 8);
+	/* in rounds of 64: hash them and ask for their words, then set the
+	 * bits, so that the cache misses of a round overlap */
+	for (i = 0; i < a->count; i += 64) {
+		uint32_t h[64], j,
+			round = a->count - i < 64 ? a->count - i : 64;
+
+		for (j = 0; j < round; j++) {
+			u8 buf[8] = { 0 };
+
+			memcpy(buf, patterns[i + j], a->fk);
+			h[j] = ac_fhash(a, buf);
+			__builtin_prefetch(&a->filter[h[j] >> 6], 1);
+		}
+		for (j = 0; j < round; j++)
+			a->filter[h[j] >> 6] |= (uint64_t)1 << (h[j] & 63);
+	}
+	for (i = 0; i < a->ndense; i++)
+		a->ddepth[i] = a->state[i].depth < 255 ? (u8)a->state[i].depth :
+							 255;
+	return 0;
+}
+
 static void ac_free(struct ac *a)
 {
+	free(a->filter);
+	free(a->ddepth);
 	free(a->dense);
 	free(a->state);
 	free(a->term);
@@ -597,6 +852,8 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 		ac_classes(a);
 		err = ac_link(a);
 	}
+	if (!err)
+		err = ac_filter_build(a, patterns, lens, flags & TS_IGNORECASE);
 	if (err)
 		goto fail;
 	for (i = 0; i < count; i++)
