@@ -23,6 +23,7 @@
 #include <textsearch.h>
 
 #include "bench_blocks.h"
+#include "bench_sets.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,8 +77,6 @@ static const char *const case_name[] = { "exact", "icase" };
 static int quick;
 /* --sets: the pattern-set table too (bench_sets.c); --sets-only: just it */
 static int sets, sets_only;
-int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
-	       const char *corpus_file, const char *tsgrep);
 static double budget; /* seconds of timing per cell, at most */
 static int max_reps;
 
@@ -1259,7 +1258,7 @@ int main(int argc, char **argv)
 	if (blocks_only)
 		return bench_blocks(corpus, corpus_len, quick) ? 1 : 0;
 	if (sets_only) {
-		wrong = bench_sets(buf, corpus_len, quick, file, tsgrep);
+		wrong = bench_sets(buf, corpus_len, quick);
 		print_load("at end");
 		return wrong;
 	}
@@ -1280,7 +1279,7 @@ int main(int argc, char **argv)
 		processes(file, tsgrep);
 	}
 	if (sets)
-		wrong |= bench_sets(buf, corpus_len, quick, file, tsgrep);
+		wrong |= bench_sets(buf, corpus_len, quick);
 	printf("\n");
 	print_load("at end");
 	printf("bench: %.0f s%s\n", now() - t0,

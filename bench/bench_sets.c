@@ -1,8 +1,8 @@
 /*
  * bench_sets.c - pattern sets: every set algorithm the registry has by
  * name against Hyperscan's literal sets (hs_compile_lit_multi, block
- * mode), and tsgrep -F -f against GNU grep -F -f as whole processes.
- * bench.c calls bench_sets() when given --sets.
+ * mode).  bench.c calls bench_sets() when given --sets; tsgrep -F -f
+ * against grep and rg as whole processes is bench/sets_bench.sh.
  *
  * Sets of 2 to 1,000,000 literals, 4 to 16 bytes, in two variants:
  * "present" are substrings of the corpus that start at a word, so many
@@ -19,6 +19,8 @@
  * so huge blocks from mmap count too) and for Hyperscan hs_database_size().
  */
 #define _GNU_SOURCE
+#include "bench_sets.h"
+
 #include <textsearch.h>
 
 #include <limits.h>
@@ -27,15 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #ifdef HAVE_HS
 #include <hs.h>
 #endif
-
-int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
-	       const char *corpus_file, const char *tsgrep);
 
 static const unsigned int set_sizes[] = { 2, 8, 64, 1000, 100000, 1000000 };
 #define NSIZES (sizeof(set_sizes) / sizeof(set_sizes[0]))
@@ -318,95 +316,7 @@ static void ratio(char *out, size_t n, double a, double b)
 		snprintf(out, n, "-");
 }
 
-/* grep -F -c -f and tsgrep -F -c -f over a file: median wall time. */
-static double run_cmd(const char *cmd, char *out, size_t outsz)
-{
-	double t0 = wall();
-	FILE *p = popen(cmd, "r");
-	size_t got;
-	int st;
-
-	if (!p)
-		return -1;
-	got = fread(out, 1, outsz - 1, p);
-	out[got] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	st = pclose(p);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) > 1)
-		return -1;
-	return wall() - t0;
-}
-
-static void processes(const struct set *s, const char *variant,
-		      const char *text_file, const char *tsgrep, int runs,
-		      unsigned long tsgrep_max)
-{
-	static const char *const tool_name[] = { "tsgrep", "grep" };
-	char pat_file[4096], cmd[8300], out[2][64];
-	double med[2] = { -1, -1 };
-	unsigned int i;
-	FILE *f;
-	int t;
-
-	snprintf(pat_file, sizeof(pat_file), "%s.patterns", text_file);
-	f = fopen(pat_file, "w");
-	if (!f)
-		return;
-	for (i = 0; i < s->count; i++) {
-		fwrite(s->pats[i], 1, s->lens[i], f);
-		fputc('\n', f);
-	}
-	if (fclose(f))
-		return;
-	for (t = 0; t < 2; t++) {
-		double times[5];
-		int r, n = 0;
-
-		if (t == 0 && (!tsgrep || s->count > tsgrep_max)) {
-			snprintf(out[t], sizeof(out[t]), "not run");
-			continue;
-		}
-		snprintf(cmd, sizeof(cmd), "'%s' -F -c -f '%s' '%s'",
-			 t == 0 ? tsgrep : "grep", pat_file, text_file);
-		for (r = 0; r < runs; r++) {
-			double x = run_cmd(cmd, out[t], sizeof(out[t]));
-
-			if (x < 0)
-				break;
-			/* insertion sort: at most 5 */
-			for (n++, i = (unsigned int)n - 1;
-			     i > 0 && times[i - 1] > x; i--)
-				times[i] = times[i - 1];
-			times[i] = x;
-		}
-		if (n == runs)
-			med[t] = times[runs / 2];
-		else
-			snprintf(out[t], sizeof(out[t]), "error");
-	}
-	{
-		char cell[2][192], rt[16];
-
-		for (t = 0; t < 2; t++)
-			if (med[t] > 0)
-				snprintf(cell[t], sizeof(cell[t]),
-					 "%8.3f s (%s lines)", med[t], out[t]);
-			else
-				snprintf(cell[t], sizeof(cell[t]), "%s",
-					 out[t][0] ? out[t] : "-");
-		ratio(rt, sizeof(rt), med[1], med[0]);
-		printf("  %-8s %9u  %s %s  %s %s  grep/tsgrep time %s%s\n",
-		       variant, s->count, tool_name[0], cell[0], tool_name[1],
-		       cell[1], rt,
-		       med[0] > 0 && med[1] > 0 && strcmp(out[0], out[1]) ?
-			       "  COUNTS DIFFER" :
-			       "");
-	}
-	remove(pat_file);
-}
-
-int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
-	       const char *corpus_file, const char *tsgrep)
+int bench_sets(const u8 *corpus, size_t corpus_len, int quick)
 {
 	/* 32 MiB, more than the last-level cache; quick runs 2 MiB and stop
 	 * at 100,000 patterns */
@@ -414,15 +324,10 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
 	unsigned int nsizes = quick ? NSIZES - 1 : NSIZES;
 	int reps = quick ? 1 : 3, wrong = 0;
 	double budget = quick ? 0.05 : 1.5;
-	char text_file[4096] = "";
 	/* BENCH_SETS_HS_MAX: the largest set Hyperscan compiles (a million
 	 * literals take it minutes) */
 	const char *env = getenv("BENCH_SETS_HS_MAX");
 	unsigned long hs_max = env ? strtoul(env, NULL, 10) : ULONG_MAX;
-	/* BENCH_SETS_TSGREP_MAX: the largest set given to tsgrep -f, which
-	 * searches its patterns one by one */
-	const char *tenv = getenv("BENCH_SETS_TSGREP_MAX");
-	unsigned long tsgrep_max = tenv ? strtoul(tenv, NULL, 10) : 1000;
 	unsigned int z, a;
 	int v;
 
@@ -484,9 +389,9 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
 
 	/* preparing a million patterns of random bytes, as a packet rule
 	 * set might look: the build alone */
-	printf("\nprepare 1,000,000 random-byte patterns (CPU s of this "
+	printf("\nprepare %s random-byte patterns (CPU s of this "
 	       "thread, best of %d):\n",
-	       quick ? 1 : 3);
+	       quick ? "100,000" : "1,000,000", quick ? 1 : 3);
 	for (v = 0; v < 2; v++) {
 		unsigned int lo = v ? 8 : 4, hi = v ? 32 : 16;
 		struct set s;
@@ -522,31 +427,5 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick,
 		free_set(&s);
 	}
 
-	/* whole processes: tsgrep -F -f against grep -F -f */
-	if (corpus_file) {
-		FILE *f;
-
-		snprintf(text_file, sizeof(text_file), "%s.sets", corpus_file);
-		f = fopen(text_file, "wb");
-		if (!f || fwrite(corpus, 1, len, f) != len || fclose(f)) {
-			fprintf(stderr, "bench: cannot write %s\n", text_file);
-			return 1;
-		}
-		printf("\ntsgrep -F -c -f against grep -F -c -f on the same "
-		       "%zu bytes (wall s, median of %d):\n",
-		       len, quick ? 1 : 3);
-		for (v = 0; v < 2; v++)
-			for (z = 3; z < nsizes; z++) {
-				struct set s;
-
-				srng = 0x5e75e75e7ULL + z * 2 + (uint64_t)v;
-				make_set(&s, set_sizes[z], v, corpus,
-					 corpus_len, 4, 16);
-				processes(&s, variant_name[v], text_file,
-					  tsgrep, quick ? 1 : 3, tsgrep_max);
-				free_set(&s);
-			}
-		remove(text_file);
-	}
 	return wrong;
 }
