@@ -228,7 +228,7 @@ BENCH_HS   := $(shell pkg-config --exists libhs 2>/dev/null && echo yes)
 BENCH_BIN  := $(BUILD)/bench/bench
 BENCH_GEN  := $(BUILD)/bench/gen_capture
 $(BENCH_BIN): $(filter-out bench/gen_capture.c,$(wildcard bench/*.c)) \
-              $(HEADERS) $(SHARED_LIB)
+              $(wildcard bench/*.h) $(HEADERS) $(SHARED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(if $(BENCH_HS),-DHAVE_HS \
 	  $(shell pkg-config --cflags libhs)) $(filter %.c,$^) -o $@ \

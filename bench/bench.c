@@ -24,6 +24,7 @@
 
 #include "bench_blocks.h"
 #include "bench_sets.h"
+#include "bench_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -366,43 +367,12 @@ static void choose_patterns(u8 *corpus, u8 *folded, size_t n)
 
 /* ---- timing ------------------------------------------------------------------ */
 
-static double now(void)
-{
-	struct timespec ts;
+typedef bench_run_fn run_fn;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double pass_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-typedef unsigned long (*run_fn)(void *ctx);
-
-/* Best of up to @reps passes, stopping once the budget is spent (slow
- * cells get one or two passes: their ratios are far from any target). */
 static double best_time_reps(run_fn fn, void *ctx, unsigned long *count,
 			     int reps_max)
 {
-	double best = 1e30, total = 0;
-	int reps = 0;
-
-	do {
-		double t0 = pass_clock(), t;
-
-		*count = fn(ctx);
-		t = pass_clock() - t0;
-		total += t;
-		if (t < best)
-			best = t;
-		reps++;
-	} while (reps < reps_max && total + best < budget);
-	return best;
+	return bench_best(fn, ctx, count, reps_max, budget);
 }
 
 static double best_time(run_fn fn, void *ctx, unsigned long *count)
@@ -763,7 +733,7 @@ static void measure_algos(void)
 	int c, k;
 
 	for (a = 0; a < nalgos; a++) {
-		double t0 = now();
+		double t0 = bench_wall();
 		/* auto's cells are the ones held against the targets: they
 		 * get the baselines' passes, so one disturbed stretch of
 		 * the run cannot decide a target */
@@ -796,7 +766,7 @@ static void measure_algos(void)
 			max_reps -= 2;
 		}
 		fprintf(stderr, "bench: %s timed in %.0f s\n", algos[a],
-			now() - t0);
+			bench_wall() - t0);
 	}
 }
 
@@ -1031,7 +1001,7 @@ static double run_process(char *const argv[], char *out, size_t outsz,
 
 	if (pipe(fds))
 		return -1;
-	t0 = now();
+	t0 = bench_wall();
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -1053,7 +1023,7 @@ static double run_process(char *const argv[], char *out, size_t outsz,
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
 		return -1; /* grep's 2 = error */
-	return now() - t0;
+	return bench_wall() - t0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1194,7 +1164,7 @@ int main(int argc, char **argv)
 	const char *list = getenv("BENCH_ALGOS");
 	int blocks_only = 0;
 	u8 *buf, *fbuf;
-	double t0 = now();
+	double t0 = bench_wall();
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -1282,7 +1252,7 @@ int main(int argc, char **argv)
 		wrong |= bench_sets(buf, corpus_len, quick);
 	printf("\n");
 	print_load("at end");
-	printf("bench: %.0f s%s\n", now() - t0,
+	printf("bench: %.0f s%s\n", bench_wall() - t0,
 	       wrong ? "; WRONG match counts above" : "");
 	return wrong;
 }

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "bench_blocks.h"
+#include "bench_time.h"
 
 #include <textsearch_skb.h>
 
@@ -32,14 +33,6 @@ static const unsigned int blk_lens[] = { 1, 2, 4, 8, 16 };
 /* "skb" is skb_find_text() with auto */
 static const char *const blk_algos[] = { "auto", "bm", "kmp", "skb" };
 #define NALGOS (sizeof(blk_algos) / sizeof(blk_algos[0]))
-
-static double blk_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The provider's state, in ts_state.cb: the block last served starts at
  * @cur. */
@@ -106,23 +99,16 @@ static unsigned long blk_run(const struct blk_cell *c)
 	return count;
 }
 
+static unsigned long blk_run_fn(void *c)
+{
+	return blk_run(c);
+}
+
 /* Best of up to @reps passes within @budget seconds. */
 static double blk_time(const struct blk_cell *c, unsigned long *count, int reps,
 		       double budget)
 {
-	double best = 1e30, total = 0;
-	int i = 0;
-
-	do {
-		double t0 = blk_clock(), t;
-
-		*count = blk_run(c);
-		t = blk_clock() - t0;
-		total += t;
-		if (t < best)
-			best = t;
-	} while (++i < reps && total + best < budget);
-	return best;
+	return bench_best(blk_run_fn, (void *)c, count, reps, budget);
 }
 
 /* A buffer of @len bytes of @data in fragments of @bs bytes (not copied):

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "bench_sets.h"
+#include "bench_time.h"
 
 #include <textsearch.h>
 
@@ -55,22 +56,6 @@ static uint64_t srnd(void) /* splitmix64 */
 static unsigned int below(unsigned int n)
 {
 	return (unsigned int)((srnd() >> 32) * n >> 32);
-}
-
-static double wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double cpu(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static size_t heap_used(void)
@@ -201,24 +186,26 @@ static unsigned long count_ts(struct ts_config *conf, const u8 *text,
 	return count;
 }
 
-/* Best of @reps passes (CPU time of this thread), stopping after about
- * @budget seconds. */
+struct ts_run {
+	struct ts_config *conf;
+	const u8 *text;
+	size_t len;
+};
+
+static unsigned long ts_run_fn(void *arg)
+{
+	const struct ts_run *r = arg;
+
+	return count_ts(r->conf, r->text, r->len);
+}
+
+/* Best of @reps passes (CPU time of this thread) within about @budget s. */
 static double time_ts(struct ts_config *conf, const u8 *text, size_t len,
 		      int reps, double budget, unsigned long *count)
 {
-	double best = 1e30, spent = 0;
-	int r;
+	struct ts_run r = { conf, text, len };
 
-	for (r = 0; r < reps && spent < budget; r++) {
-		double t0 = cpu(), t;
-
-		*count = count_ts(conf, text, len);
-		t = cpu() - t0;
-		spent += t;
-		if (t < best)
-			best = t;
-	}
-	return best;
+	return bench_best(ts_run_fn, &r, count, reps, budget);
 }
 
 static void run_ts_cell(struct cell *c, const char *algo, const struct set *s,
@@ -226,11 +213,11 @@ static void run_ts_cell(struct cell *c, const char *algo, const struct set *s,
 {
 	struct ts_config *conf;
 	size_t before = heap_used();
-	double t0 = cpu(), t;
+	double t0 = bench_cpu(), t;
 
 	conf = textsearch_prepare_set(algo, s->pats, s->lens, s->count,
 				      GFP_KERNEL, TS_OVERLAP);
-	c->build_s = cpu() - t0;
+	c->build_s = bench_cpu() - t0;
 	c->ok = !IS_ERR(conf);
 	if (!c->ok)
 		return;
@@ -273,7 +260,7 @@ static void run_hs_cell(struct cell *c, const struct set *s, const u8 *text,
 		ids[i] = i;
 		lens[i] = s->lens[i];
 	}
-	t0 = cpu();
+	t0 = bench_cpu();
 	if (hs_compile_lit_multi((const char *const *)s->pats, flags, ids, lens,
 				 s->count, HS_MODE_BLOCK, NULL, &db,
 				 &err) != HS_SUCCESS) {
@@ -282,17 +269,17 @@ static void run_hs_cell(struct cell *c, const struct set *s, const u8 *text,
 		hs_free_compile_error(err);
 		goto out;
 	}
-	c->build_s = cpu() - t0;
+	c->build_s = bench_cpu() - t0;
 	if (hs_database_size(db, &c->bytes) != HS_SUCCESS ||
 	    hs_alloc_scratch(db, &scratch) != HS_SUCCESS)
 		goto out;
 	for (r = 0; r < reps && spent < budget; r++) {
-		double t1 = cpu(), t;
+		double t1 = bench_cpu(), t;
 
 		c->count = 0;
 		hs_scan(db, (const char *)text, (unsigned int)len, 0, scratch,
 			hs_count, &c->count);
-		t = cpu() - t1;
+		t = bench_cpu() - t1;
 		spent += t;
 		if (t < best)
 			best = t;
@@ -404,17 +391,17 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick)
 			int r;
 
 			for (r = 0; r < (quick ? 1 : 3); r++) {
-				double t0 = cpu(), w0 = wall(), t;
+				double t0 = bench_cpu(), w0 = bench_wall(), t;
 				struct ts_config *conf = textsearch_prepare_set(
 					set_algos[a], s.pats, s.lens, s.count,
 					GFP_KERNEL, 0);
 
-				t = cpu() - t0;
+				t = bench_cpu() - t0;
 				if (IS_ERR(conf))
 					break;
 				if (t < best) {
 					best = t;
-					best_wall = wall() - w0;
+					best_wall = bench_wall() - w0;
 				}
 				textsearch_destroy(conf);
 			}

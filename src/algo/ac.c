@@ -209,6 +209,27 @@ static inline uint32_t ac_depth(const struct ac *a, uint32_t s)
 	return s < a->ndense ? a->ddepth[s] : a->state[s].depth;
 }
 
+/*
+ * Index in @tm's ids of the first copy after @prev_id (the last id
+ * reported at this start and end), or tm->nids if none: ids ascend, and a
+ * pattern may have a million copies.
+ */
+static uint32_t ac_copy_after(const struct ac *a, const struct ac_term *tm,
+			      unsigned int prev_id)
+{
+	uint32_t k = 0, hi = tm->nids;
+
+	while (k < hi) {
+		uint32_t mid = k + (hi - k) / 2;
+
+		if (a->ids[tm->ids + mid] <= prev_id)
+			k = mid + 1;
+		else
+			hi = mid;
+	}
+	return k;
+}
+
 /* Offer the occurrences ending at @end in state @s (which ends one). */
 static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 		     bool overlap, struct ts_set_best *best, bool have_prev,
@@ -236,19 +257,7 @@ static void ac_offer(const struct ac *a, uint32_t s, unsigned int end,
 			if (end < prev_end)
 				continue; /* reported before the last */
 			if (end == prev_end) {
-				/* the first copy after the last reported:
-				 * ids ascend, and a pattern may have a
-				 * million copies */
-				uint32_t hi = tm->nids;
-
-				while (k < hi) {
-					uint32_t mid = k + (hi - k) / 2;
-
-					if (a->ids[tm->ids + mid] <= prev_id)
-						k = mid + 1;
-					else
-						hi = mid;
-				}
+				k = ac_copy_after(a, tm, prev_id);
 				if (k == tm->nids)
 					continue;
 			}
@@ -297,18 +306,10 @@ static int ac_anchored(const struct ac *a, const u8 *p, unsigned int n,
 			continue; /* no pattern is this prefix, or reported */
 		{
 			const struct ac_term *tm = &a->term[t];
-			uint32_t k = 0, hi = tm->nids;
+			uint32_t k = 0;
 
 			if (d + 1 == prev_len) {
-				/* the first copy after the last reported */
-				while (k < hi) {
-					uint32_t mid = k + (hi - k) / 2;
-
-					if (a->ids[tm->ids + mid] <= prev_id)
-						k = mid + 1;
-					else
-						hi = mid;
-				}
+				k = ac_copy_after(a, tm, prev_id);
 				if (k == tm->nids)
 					continue;
 			}

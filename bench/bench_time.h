@@ -1,0 +1,54 @@
+/*
+ * bench_time.h - the clocks and the best-of-N timing every part of the
+ * bench (bench.c, bench_blocks.c, bench_sets.c) measures with.
+ */
+#ifndef BENCH_TIME_H
+#define BENCH_TIME_H
+
+#include <time.h>
+
+static inline double bench_clock(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Wall-clock seconds, for what the whole process or other processes do. */
+static inline double bench_wall(void)
+{
+	return bench_clock(CLOCK_MONOTONIC);
+}
+
+/* CPU seconds of this thread: on a small shared machine other processes
+ * take turns on our core, and the wall clock would charge their turns. */
+static inline double bench_cpu(void)
+{
+	return bench_clock(CLOCK_THREAD_CPUTIME_ID);
+}
+
+typedef unsigned long (*bench_run_fn)(void *ctx);
+
+/* The best CPU time of up to @reps passes of @fn (at least one), stopping
+ * once another pass would overrun @budget seconds, so that slow cells get
+ * one or two passes.  *@count is what the last pass returned. */
+static inline double bench_best(bench_run_fn fn, void *ctx,
+				unsigned long *count, int reps, double budget)
+{
+	double best = 1e30, total = 0;
+	int done = 0;
+
+	do {
+		double t0 = bench_cpu(), t;
+
+		*count = fn(ctx);
+		t = bench_cpu() - t0;
+		total += t;
+		if (t < best)
+			best = t;
+	} while (++done < reps && total + best < budget);
+	return best;
+}
+
+#endif
