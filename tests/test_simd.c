@@ -1105,46 +1105,53 @@ static void test_small_blocks_giveup(void **unused)
  * state->offset, without scanning 4 GB (slow under ThreadSanitizer). */
 enum { VPAT = 300 };
 
+/* A match of the VPAT-byte all-'b' pattern that @conf holds ends exactly at
+ * UINT_MAX; one byte later it would end past it, which is no match even
+ * when the provider claims more data. */
+static void check_near_uint_max(struct ts_config *conf)
+{
+	struct ts_state st;
+	struct vstream v;
+
+	memset(&v, 0, sizeof(v));
+	/* the last VPAT bytes before UINT_MAX: the match ends there */
+	v.stream_end = UINT_MAX;
+	v.b_from = UINT_MAX - VPAT;
+	v.overlong = false;
+	v.head_b = true;
+	assert_int_equal(vstream_find(conf, &st, &v), 0);
+	v.head_b = false;
+	v.last = 0;
+	st.offset = UINT_MAX - VPAT - 3 * VSTREAM_BLOCK - 17;
+	assert_int_equal(textsearch_next(conf, &st), UINT_MAX - VPAT);
+	assert_int_equal(st.offset, UINT_MAX);
+	assert_true(v.ok);
+	assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+
+	v.b_from = UINT_MAX - VPAT + 1;
+	v.stream_end = (uint64_t)UINT_MAX + VPAT;
+	v.overlong = true;
+	v.head_b = true;
+	assert_int_equal(vstream_find(conf, &st, &v), 0);
+	v.head_b = false;
+	v.last = 0;
+	st.offset = UINT_MAX - VPAT - 2 * VSTREAM_BLOCK - 5;
+	assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+	assert_true(v.ok);
+	assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+}
+
 static void test_near_uint_max(void **unused)
 {
 	u8 pat[VPAT];
-	struct ts_state st;
-	struct vstream v;
 	size_t l;
 
 	(void)unused;
-	memset(&v, 0, sizeof(v));
 	memset(pat, 'b', sizeof(pat));
 	for (l = 0; l < N_PINNED; l++) {
 		struct ts_config *conf = prep(levels[l], pat, VPAT, false);
 
-		/* the last VPAT bytes before UINT_MAX: the match ends there */
-		v.stream_end = UINT_MAX;
-		v.b_from = UINT_MAX - VPAT;
-		v.overlong = false;
-		v.head_b = true;
-		assert_int_equal(vstream_find(conf, &st, &v), 0);
-		v.head_b = false;
-		v.last = 0;
-		st.offset = UINT_MAX - VPAT - 3 * VSTREAM_BLOCK - 17;
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX - VPAT);
-		assert_int_equal(st.offset, UINT_MAX);
-		assert_true(v.ok);
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
-
-		/* one byte later it would end past UINT_MAX: no match, even
-		 * when the provider claims more data */
-		v.b_from = UINT_MAX - VPAT + 1;
-		v.stream_end = (uint64_t)UINT_MAX + VPAT;
-		v.overlong = true;
-		v.head_b = true;
-		assert_int_equal(vstream_find(conf, &st, &v), 0);
-		v.head_b = false;
-		v.last = 0;
-		st.offset = UINT_MAX - VPAT - 2 * VSTREAM_BLOCK - 5;
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
-		assert_true(v.ok);
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+		check_near_uint_max(conf);
 		textsearch_destroy(conf);
 	}
 }
@@ -1156,42 +1163,16 @@ static void test_teddy_near_uint_max(void **unused)
 	static u8 pat[VPAT];
 	const void *p[2] = { pat, "ccccc" };
 	unsigned int lens[2] = { VPAT, 5 };
-	struct ts_state st;
-	struct vstream v;
 	size_t l;
 
 	(void)unused;
-	memset(&v, 0, sizeof(v));
 	memset(pat, 'b', sizeof(pat));
 	for (l = 0; l < N_TEDDY; l++) {
 		struct ts_config *conf = textsearch_prepare_set(
 			teddy_levels[l], p, lens, 2, GFP_KERNEL, 0);
 
 		assert_false(IS_ERR(conf));
-		v.stream_end = UINT_MAX;
-		v.b_from = UINT_MAX - VPAT;
-		v.overlong = false;
-		v.head_b = true;
-		assert_int_equal(vstream_find(conf, &st, &v), 0);
-		v.head_b = false;
-		v.last = 0;
-		st.offset = UINT_MAX - VPAT - 3 * VSTREAM_BLOCK - 17;
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX - VPAT);
-		assert_int_equal(st.offset, UINT_MAX);
-		assert_true(v.ok);
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
-
-		v.b_from = UINT_MAX - VPAT + 1;
-		v.stream_end = (uint64_t)UINT_MAX + VPAT;
-		v.overlong = true;
-		v.head_b = true;
-		assert_int_equal(vstream_find(conf, &st, &v), 0);
-		v.head_b = false;
-		v.last = 0;
-		st.offset = UINT_MAX - VPAT - 2 * VSTREAM_BLOCK - 5;
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
-		assert_true(v.ok);
-		assert_int_equal(textsearch_next(conf, &st), UINT_MAX);
+		check_near_uint_max(conf);
 		textsearch_destroy(conf);
 	}
 }
