@@ -137,29 +137,6 @@ static void make_dir(const char *rel)
 		fail_msg("mkdir %s: %s", path, strerror(errno));
 }
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (b->cap - b->len < n + 1) {
-		while (b->cap - b->len < n + 1)
-			b->cap = b->cap ? b->cap * 2 : 256;
-		b->p = realloc(b->p, b->cap);
-		assert_non_null(b->p);
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_adds(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
 /* Words with overlaps (ab/abc/b), case variants, and a Latin-1 letter. */
 static const char *const words[] = {
 	"foo",	  "bar", "Foo",	   "FOO", "baz", "ab", "abc",	  "b",
@@ -170,7 +147,7 @@ static const char *const words[] = {
  * Random text.  @eol: 0 "\n", 1 "\r\n", 2 mixed; @empty: percent of empty
  * lines; @trail: end with a line end.
  */
-static void gen_text(struct buf *b, unsigned int lines, int eol,
+static void gen_text(struct test_buf *b, unsigned int lines, int eol,
 		     unsigned int empty, bool trail)
 {
 	unsigned int i, w, nw;
@@ -179,21 +156,21 @@ static void gen_text(struct buf *b, unsigned int lines, int eol,
 		if (rng_below(&rng, 100) >= empty) {
 			nw = 1 + rng_below(&rng, 12);
 			for (w = 0; w < nw; w++) {
-				buf_adds(
+				test_buf_adds(
 					b,
 					words[rng_below(
 						&rng, sizeof(words) /
 							      sizeof(*words))]);
 				if (rng_below(&rng, 3))
-					buf_adds(b, " ");
+					test_buf_adds(b, " ");
 			}
 		}
 		if (i + 1 == lines && !trail)
 			break;
 		if (eol == 1 || (eol == 2 && rng_below(&rng, 2)))
-			buf_adds(b, "\r\n");
+			test_buf_adds(b, "\r\n");
 		else
-			buf_adds(b, "\n");
+			test_buf_adds(b, "\n");
 	}
 }
 
@@ -204,11 +181,11 @@ static const char *const text_files[NTEXT] = {
 static const char *const other_files[] = {
 	"bin0", "bin1", "empty", "long", "nl-only",
 };
-static struct buf corpus[NTEXT]; /* text files, for picking patterns */
+static struct test_buf corpus[NTEXT]; /* text files, for picking patterns */
 
 static void make_corpora(void)
 {
-	struct buf b = { 0 };
+	struct test_buf b = { 0 };
 	char name[64];
 	unsigned int i;
 
@@ -220,11 +197,11 @@ static void make_corpora(void)
 	}
 	/* binary: NUL bytes with matches before and after */
 	gen_text(&b, 20, 0, 5, true);
-	buf_add(&b, "foo\0bar\n", 8);
+	test_buf_add(&b, "foo\0bar\n", 8);
 	gen_text(&b, 20, 0, 5, false);
 	write_file("bin0", b.p, b.len);
 	b.len = 0;
-	buf_add(&b, "\0\0\0", 3);
+	test_buf_add(&b, "\0\0\0", 3);
 	gen_text(&b, 10, 1, 5, true);
 	write_file("bin1", b.p, b.len);
 	write_file("empty", "", 0);
@@ -233,11 +210,11 @@ static void make_corpora(void)
 	b.len = 0;
 	gen_text(&b, 5, 0, 0, true);
 	while (b.len < (1u << 20) + 300000) {
-		buf_adds(&b, rng_below(&rng, 50) ? "xyzzy " : "needle ");
+		test_buf_adds(&b, rng_below(&rng, 50) ? "xyzzy " : "needle ");
 		if (!rng_below(&rng, 997))
-			buf_adds(&b, "foo");
+			test_buf_adds(&b, "foo");
 	}
-	buf_adds(&b, "\n");
+	test_buf_adds(&b, "\n");
 	gen_text(&b, 5, 0, 0, false);
 	write_file("long", b.p, b.len);
 
@@ -256,9 +233,10 @@ static void make_corpora(void)
 		gen_text(&b, 2000, 0, 8, true);
 		if (b.len > (2u << 20) && b.len < (3u << 20)) {
 			while (b.len < (3u << 20) + 500000)
-				buf_adds(&b, rng_below(&rng, 50) ? "xyzzy " :
-								   "needle ");
-			buf_adds(&b, "\n");
+				test_buf_adds(&b, rng_below(&rng, 50) ?
+							  "xyzzy " :
+							  "needle ");
+			test_buf_adds(&b, "\n");
 		}
 	}
 	write_file("big", b.p, b.len);
@@ -288,7 +266,7 @@ static void make_corpora(void)
 		b.len = 0;
 		gen_text(&b, rng_below(&rng, 15), (int)(i % 3), 10, i % 2);
 		if (i % 5 == 4)
-			buf_add(&b, "foo\0", 4);
+			test_buf_add(&b, "foo\0", 4);
 		snprintf(name, sizeof(name), "%s/file%u.txt", dirs[i % 4], i);
 		write_file(name, b.p, b.len);
 	}
@@ -303,7 +281,7 @@ static char *pick_pattern(void)
 	char *p;
 
 	if (kind < 5) {
-		const struct buf *c = &corpus[rng_below(&rng, NTEXT)];
+		const struct test_buf *c = &corpus[rng_below(&rng, NTEXT)];
 		size_t at, n, k;
 
 		if (c->len == 0)
@@ -707,14 +685,14 @@ static void add_patterns(struct inv *v, int *pattern_file_no)
 		/* -f: a file of patterns, sometimes with a CRLF-free
 		 * duplicate; never an empty line (that matches all, and is
 		 * tested on its own) */
-		struct buf b = { 0 };
+		struct test_buf b = { 0 };
 		char name[64];
 
 		n = 1 + rng_below(&rng, 3);
 		for (k = 0; k < n; k++) {
 			p = pick_pattern();
-			buf_adds(&b, p);
-			buf_adds(&b, "\n");
+			test_buf_adds(&b, p);
+			test_buf_adds(&b, "\n");
 			free(p);
 		}
 		snprintf(name, sizeof(name), "pats%d", (*pattern_file_no)++);
@@ -743,7 +721,7 @@ static void add_inputs(struct inv *v)
 	} else if (how < 8) {
 		inv_add(v, other_files[rng_below(&rng, 5)]);
 	} else if (how < 10) {
-		const struct buf *c = &corpus[rng_below(&rng, NTEXT)];
+		const struct test_buf *c = &corpus[rng_below(&rng, NTEXT)];
 
 		v->use_stdin = true;
 		v->stdin_data = c->p;
@@ -984,7 +962,7 @@ static void test_mapped_file_shrinks(void **st)
 	int out_fd, status;
 	size_t errlen, total = 0;
 	unsigned long diffs = 0;
-	struct buf b = { 0 };
+	struct test_buf b = { 0 };
 	ssize_t n;
 	pid_t pid;
 	char *err;
@@ -993,7 +971,7 @@ static void test_mapped_file_shrinks(void **st)
 	snprintf(path, sizeof(path), "%s/shrinks", work);
 	snprintf(errp, sizeof(errp), "%s/shrinks.err", capdir);
 	while (b.len < (16u << 20))
-		buf_adds(&b, "every line here matches the pattern e\n");
+		test_buf_adds(&b, "every line here matches the pattern e\n");
 	write_file("shrinks", b.p, b.len);
 	free(b.p);
 	pid = start_piped(argv, errp, &out_fd);
@@ -1050,7 +1028,7 @@ static void test_mapped_file_grows(void **st)
 	int out_fd, status, fd;
 	size_t errlen;
 	unsigned long diffs = 0;
-	struct buf b = { 0 }, got = { 0 };
+	struct test_buf b = { 0 }, got = { 0 };
 	struct child_result g;
 	ssize_t n;
 	pid_t pid;
@@ -1060,15 +1038,15 @@ static void test_mapped_file_grows(void **st)
 	snprintf(path, sizeof(path), "%s/grows", work);
 	snprintf(errp, sizeof(errp), "%s/grows.err", capdir);
 	while (b.len < (8u << 20))
-		buf_adds(&b, "a needle in every line of the first part\n");
-	buf_adds(&b, "an unfinished needle line");
+		test_buf_adds(&b, "a needle in every line of the first part\n");
+	test_buf_adds(&b, "an unfinished needle line");
 	write_file("grows", b.p, b.len);
 	free(b.p);
 	pid = start_piped(argv, errp, &out_fd);
 	/* the first byte: tsgrep has mapped the file at its first size */
 	n = read(out_fd, buf, 1);
 	assert_true(n == 1);
-	buf_add(&got, buf, 1);
+	test_buf_add(&got, buf, 1);
 	fd = open(path, O_WRONLY | O_APPEND);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, more, sizeof(more) - 1),
@@ -1078,7 +1056,7 @@ static void test_mapped_file_grows(void **st)
 		if (n < 0 && errno == EINTR)
 			continue;
 		assert_true(n > 0);
-		buf_add(&got, buf, (size_t)n);
+		test_buf_add(&got, buf, (size_t)n);
 	}
 	close(out_fd);
 	while (waitpid(pid, &status, 0) < 0)
@@ -1115,24 +1093,24 @@ static void test_mapped_file_grows(void **st)
 
 /* Pack-like bytes: random, NULs among them (compressed data looks so),
  * with lines holding "needle" and "foo" now and then. */
-static void gen_packlike(struct buf *b, size_t size)
+static void gen_packlike(struct test_buf *b, size_t size)
 {
 	char chunk[4096];
 	size_t i;
 
-	buf_add(b, "PACK\0\0\0\2", 8);
+	test_buf_add(b, "PACK\0\0\0\2", 8);
 	while (b->len < size) {
 		for (i = 0; i < sizeof(chunk); i++)
 			chunk[i] = (char)rng_below(&rng, 256);
-		buf_add(b, chunk, sizeof(chunk));
+		test_buf_add(b, chunk, sizeof(chunk));
 		if (!rng_below(&rng, 8))
-			buf_adds(b, "\na needle and foo\n");
+			test_buf_adds(b, "\na needle and foo\n");
 		if (!rng_below(&rng, 16))
-			buf_adds(b, "foofoo needle");
+			test_buf_adds(b, "foofoo needle");
 	}
 }
 
-static struct buf binfile[4];
+static struct test_buf binfile[4];
 static const char *const binnames[4] = { "binpage", "binrand", "binlate",
 					 "binsmall" };
 
@@ -1284,7 +1262,7 @@ static int cmp_dirent(const void *a, const void *b)
 
 /* The files under @rel in tsgrep -r's order: depth first, sorted by
  * name (byte order); regular files only. */
-static void expected_order(const char *rel, struct buf *out)
+static void expected_order(const char *rel, struct test_buf *out)
 {
 	char path[8800], child[4400];
 	struct dirent **names;
@@ -1305,8 +1283,8 @@ static void expected_order(const char *rel, struct buf *out)
 			if (S_ISDIR(sb.st_mode)) {
 				expected_order(child, out);
 			} else if (S_ISREG(sb.st_mode)) {
-				buf_adds(out, child);
-				buf_adds(out, "\n");
+				test_buf_adds(out, child);
+				test_buf_adds(out, "\n");
 			}
 		}
 		free(names[i]);
@@ -1333,7 +1311,7 @@ static void test_tree_order(void **st)
 	static const char *const opts[] = { "-r -n", "-r -c", "-r -o -b",
 					    "-r -l", "-r -L", "-r -h -C 1" };
 	char name[256], path[4400], jobs[8];
-	struct buf expect = { 0 }, b = { 0 };
+	struct test_buf expect = { 0 }, b = { 0 };
 	unsigned long before = n_invocations, diffs = 0;
 	size_t d, o, i, len;
 	int j;
@@ -1348,7 +1326,7 @@ static void test_tree_order(void **st)
 		snprintf(path, sizeof(path), "%s/f", name);
 		b.len = 0;
 		gen_text(&b, 3, 0, 0, true);
-		buf_adds(&b, "needle\n");
+		test_buf_adds(&b, "needle\n");
 		write_file(path, b.p, b.len);
 		len += (size_t)snprintf(name + len, sizeof(name) - len, "/d");
 	}
@@ -1362,9 +1340,9 @@ static void test_tree_order(void **st)
 		b.len = 0;
 		gen_text(&b, rng_below(&rng, 20), 0, 10, i % 3);
 		if (i % 7)
-			buf_adds(&b, "a needle here\n");
+			test_buf_adds(&b, "a needle here\n");
 		if (i % 50 == 3)
-			buf_add(&b, "needle\0bin\n", 11);
+			test_buf_add(&b, "needle\0bin\n", 11);
 		write_file(name, b.p, b.len);
 	}
 	snprintf(path, sizeof(path), "%s/otree/link", work);
@@ -1443,7 +1421,7 @@ static void test_tree_order(void **st)
 }
 
 /* Read what @fd has within @ms milliseconds into @b. */
-static void read_for(int fd, struct buf *b, int ms)
+static void read_for(int fd, struct test_buf *b, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char chunk[4096];
@@ -1453,7 +1431,7 @@ static void read_for(int fd, struct buf *b, int ms)
 		n = read(fd, chunk, sizeof(chunk));
 		if (n <= 0)
 			break;
-		buf_add(b, chunk, (size_t)n);
+		test_buf_add(b, chunk, (size_t)n);
 		ms = 50; /* the rest of what is there */
 	}
 }
@@ -1478,7 +1456,7 @@ static void test_buffered_output(void **st)
 		char *argv[] = { tsgrep_path, lb ? "--line-buffered" : "-n",
 				 "needle", NULL };
 		int in[2], out[2], status;
-		struct buf got = { 0 };
+		struct test_buf got = { 0 };
 		size_t i;
 		pid_t pid;
 
@@ -1963,8 +1941,8 @@ static void test_json(void **st)
 		char *nb[12] = { "grep", "-F", "-H", "-n", "-b" };
 		char *ob[12] = { "grep", "-F", "-H", "-o", "-b" };
 		char *js[12] = { tsgrep_path, "--json" };
-		struct buf lines = { 0 }, subs = { 0 }, glines = { 0 };
-		struct buf gsubs = { 0 };
+		struct test_buf lines = { 0 }, subs = { 0 }, glines = { 0 };
+		struct test_buf gsubs = { 0 };
 		struct child_result g1, g2, t;
 		int n = 5, m = 2, i;
 		char *line, *save = NULL, *p;
@@ -1985,8 +1963,9 @@ static void test_json(void **st)
 			b2 = a ? strchr(a + 1, ':') : NULL;
 			c3 = b2 ? strchr(b2 + 1, ':') : NULL;
 			if (c3) {
-				buf_add(&glines, line, (size_t)(c3 - line));
-				buf_adds(&glines, "\n");
+				test_buf_add(&glines, line,
+					     (size_t)(c3 - line));
+				test_buf_adds(&glines, "\n");
 			}
 		}
 		save = NULL;
@@ -1996,8 +1975,8 @@ static void test_json(void **st)
 
 			b2 = a ? strchr(a + 1, ':') : NULL;
 			if (b2) {
-				buf_add(&gsubs, line, (size_t)(b2 - line));
-				buf_adds(&gsubs, "\n");
+				test_buf_add(&gsubs, line, (size_t)(b2 - line));
+				test_buf_adds(&gsubs, "\n");
 			}
 		}
 		save = NULL;
@@ -2012,20 +1991,20 @@ static void test_json(void **st)
 
 			if (strncmp(line, "{\"type\":\"match\"", 15) ||
 			    line[strlen(line) - 1] != '}' || !path) {
-				buf_adds(&lines, "(not a match object)\n");
+				test_buf_adds(&lines, "(not a match object)\n");
 				continue;
 			}
 			path += 16;
 			plen = strcspn(path, "\"");
 			snprintf(tmp, sizeof(tmp), "%.*s:%lld:%lld\n",
 				 (int)plen, path, ln, off);
-			buf_adds(&lines, tmp);
+			test_buf_adds(&lines, tmp);
 			for (p = strstr(line, "\"submatches\":");
 			     p && (p = strstr(p, "\"start\":")); p++) {
 				snprintf(tmp, sizeof(tmp), "%.*s:%lld\n",
 					 (int)plen, path,
 					 off + strtoll(p + 8, NULL, 10));
-				buf_adds(&subs, tmp);
+				test_buf_adds(&subs, tmp);
 			}
 		}
 		if (!lines.p || !glines.p || strcmp(lines.p, glines.p) ||
@@ -2240,7 +2219,7 @@ static void test_fsm_anchors(void **st)
 	(void)st;
 	write_file("anchors", anchors, sizeof(anchors) - 1);
 	for (f = 0; f < 3; f++) {
-		struct buf b = { 0 };
+		struct test_buf b = { 0 };
 		char name[16];
 		size_t k;
 

@@ -50,30 +50,7 @@ static unsigned long n_invocations, n_reported;
  * every third option set (all of them over the runs of the tests) */
 static bool sanitized;
 
-/* ---- buffers and files ------------------------------------------------- */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (b->cap - b->len < n + 1) {
-		while (b->cap - b->len < n + 1)
-			b->cap = b->cap ? b->cap * 2 : 256;
-		b->p = realloc(b->p, b->cap);
-		assert_non_null(b->p);
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_adds(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
+/* ---- files ----------------------------------------------------------- */
 
 static void write_file(const char *rel, const void *data, size_t len)
 {
@@ -88,20 +65,20 @@ static void write_file(const char *rel, const void *data, size_t len)
 }
 
 /* A random string of @min to @max bytes from @alphabet. */
-static void rand_str(struct buf *b, const char *alphabet, unsigned int min,
+static void rand_str(struct test_buf *b, const char *alphabet, unsigned int min,
 		     unsigned int max)
 {
 	unsigned int n = min + rng_below(&rng, max - min + 1), i;
 	size_t na = strlen(alphabet);
 
 	for (i = 0; i < n; i++)
-		buf_add(b, &alphabet[rng_below(&rng, (uint32_t)na)], 1);
+		test_buf_add(b, &alphabet[rng_below(&rng, (uint32_t)na)], 1);
 }
 
 /* @lines random lines over @alphabet, some empty, the last one with or
  * without its newline. */
-static void rand_text(struct buf *b, const char *alphabet, unsigned int lines,
-		      unsigned int maxlen)
+static void rand_text(struct test_buf *b, const char *alphabet,
+		      unsigned int lines, unsigned int maxlen)
 {
 	unsigned int i;
 
@@ -109,7 +86,7 @@ static void rand_text(struct buf *b, const char *alphabet, unsigned int lines,
 		if (rng_below(&rng, 10))
 			rand_str(b, alphabet, 1, maxlen);
 		if (i + 1 < lines || rng_below(&rng, 2))
-			buf_adds(b, "\n");
+			test_buf_adds(b, "\n");
 	}
 }
 
@@ -294,14 +271,14 @@ static unsigned long compare_all(char *const *args, bool has_empty)
 static void make_patterns(const char *rel, unsigned int n, const char *alphabet,
 			  unsigned int maxlen, bool empty)
 {
-	struct buf b = { 0 };
+	struct test_buf b = { 0 };
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		if (empty && i == n / 2)
-			buf_adds(&b, "\n");
+			test_buf_adds(&b, "\n");
 		rand_str(&b, alphabet, 1, maxlen);
-		buf_adds(&b, "\n");
+		test_buf_adds(&b, "\n");
 	}
 	write_file(rel, b.p, b.len);
 	free(b.p);
@@ -316,7 +293,7 @@ static void test_many_small_alphabet(void **st)
 	static const unsigned int counts[] = { 2, 30, 300, 3000 };
 	char *args[] = { "-f", "pats", "text", NULL };
 	unsigned long diffs = 0;
-	struct buf text = { 0 };
+	struct test_buf text = { 0 };
 	size_t i, round;
 
 	(void)st;
@@ -354,14 +331,14 @@ static const char prose[] =
 static void test_real_words(void **st)
 {
 	char *args[] = { "-f", "pats", "text", NULL };
-	struct buf pats = { 0 }, text = { 0 }, word = { 0 };
+	struct test_buf pats = { 0 }, text = { 0 }, word = { 0 };
 	unsigned long diffs = 0;
 	size_t i;
 	int copies;
 
 	(void)st;
 	for (copies = 0; copies < 20; copies++)
-		buf_adds(&text, prose);
+		test_buf_adds(&text, prose);
 	write_file("text", text.p, text.len);
 	/* every word, its prefixes of 1-3 letters, its case variant */
 	for (i = 0; i < sizeof(prose); i++) {
@@ -369,21 +346,22 @@ static void test_real_words(void **st)
 
 		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
 		    ch == '_' || ch == '-') {
-			buf_add(&word, &ch, 1);
+			test_buf_add(&word, &ch, 1);
 			continue;
 		}
 		if (word.len) {
-			buf_add(&pats, word.p, word.len);
-			buf_adds(&pats, "\n");
-			buf_add(&pats, word.p, word.len > 3 ? 3 : 1);
-			buf_adds(&pats, "\n");
+			test_buf_add(&pats, word.p, word.len);
+			test_buf_adds(&pats, "\n");
+			test_buf_add(&pats, word.p, word.len > 3 ? 3 : 1);
+			test_buf_adds(&pats, "\n");
 			word.p[0] = (char)(word.p[0] ^ 0x20);
-			buf_add(&pats, word.p, word.len);
-			buf_adds(&pats, "\n");
+			test_buf_add(&pats, word.p, word.len);
+			test_buf_adds(&pats, "\n");
 			word.len = 0;
 		}
 	}
-	buf_adds(&pats, "absentword\nzebra crossing\nlight kept, oil low\n");
+	test_buf_adds(&pats,
+		      "absentword\nzebra crossing\nlight kept, oil low\n");
 	write_file("pats", pats.p, pats.len);
 	diffs += compare_all(args, false);
 	/* whole lines of the text as patterns, for -x */
@@ -407,7 +385,7 @@ static void test_repeated_e(void **st)
 	};
 	char *args[16];
 	unsigned long diffs = 0;
-	struct buf text = { 0 };
+	struct test_buf text = { 0 };
 	size_t s, k;
 	int n, round;
 
@@ -497,13 +475,13 @@ static void test_forty_copies(void **st)
 {
 	static const char text[] = "hay needle hay\nneedleneedle\nno\nneedle\n";
 	char *args[] = { "-f", "pats", "text", NULL };
-	struct buf pats = { 0 };
+	struct test_buf pats = { 0 };
 	unsigned long diffs = 0;
 	int i;
 
 	(void)st;
 	for (i = 0; i < 40; i++)
-		buf_adds(&pats, "needle\n");
+		test_buf_adds(&pats, "needle\n");
 	write_file("pats", pats.p, pats.len);
 	write_file("text", text, sizeof(text) - 1);
 	diffs += compare_all(args, false);
@@ -523,7 +501,7 @@ static void test_algorithms(void **st)
 					    "-x", "-c -v", "-i -o" };
 	char *args[] = { "-f", "pats", "text", NULL };
 	unsigned long diffs = 0;
-	struct buf text = { 0 };
+	struct test_buf text = { 0 };
 	size_t e, o;
 
 	(void)st;

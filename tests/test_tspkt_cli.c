@@ -209,19 +209,6 @@ static void cap_close(struct capture *c)
 	c->w = NULL;
 }
 
-static const struct pg_flow flow_tcp4 = { 4,	       "10.0.0.1", "10.0.0.2",
-					  IPPROTO_TCP, 43512,	   80,
-					  1000,	       0 };
-static const struct pg_flow flow_udp4 = { 4,	       "10.0.0.3", "10.0.0.4",
-					  IPPROTO_UDP, 5353,	   53,
-					  0,	       0 };
-static const struct pg_flow flow_tcp6 = { 6,	       "fd00::1", "fd00::2",
-					  IPPROTO_TCP, 40000,	  8080,
-					  7,	       0 };
-static const struct pg_flow flow_udp6 = { 6,	       "fd00::3", "fd00::4",
-					  IPPROTO_UDP, 1234,	  4321,
-					  0,	       0 };
-
 static unsigned int ip_hlen(const struct pg_flow *f)
 {
 	return f->family == 4 ? 20 : 40;
@@ -331,14 +318,14 @@ struct mixed {
 
 /* "needle" at known places; "NEEDLE" for -i; ab|cd|ef for hex. */
 static const struct mixed mixed[] = {
-	{ &flow_tcp4, "GET /needle HTTP/1.1\r\nHost: a\r\n\r\n" },
-	{ &flow_udp4, "no match in this one" },
-	{ &flow_tcp6, "POST / HTTP/1.1\r\n\r\nneedle=1&NEEDLE=2" },
-	{ &flow_udp6, "needle" },
-	{ &flow_tcp4, "HTTP/1.1 200 OK\r\n\r\nNEEDLE in caps" },
-	{ &flow_udp4, "\xab\xcd\xef binary needle" },
-	{ &flow_tcp6, "nothing" },
-	{ &flow_udp6, "x needle x needle" },
+	{ &pg_flow_tcp4, "GET /needle HTTP/1.1\r\nHost: a\r\n\r\n" },
+	{ &pg_flow_udp4, "no match in this one" },
+	{ &pg_flow_tcp6, "POST / HTTP/1.1\r\n\r\nneedle=1&NEEDLE=2" },
+	{ &pg_flow_udp6, "needle" },
+	{ &pg_flow_tcp4, "HTTP/1.1 200 OK\r\n\r\nNEEDLE in caps" },
+	{ &pg_flow_udp4, "\xab\xcd\xef binary needle" },
+	{ &pg_flow_tcp6, "nothing" },
+	{ &pg_flow_udp6, "x needle x needle" },
 };
 #define NMIXED (sizeof(mixed) / sizeof(*mixed))
 
@@ -813,12 +800,12 @@ static void test_pcapng_time_overflow(void **state)
 	(void)state;
 	out = pcapng_open("far.pcapng");
 	for (i = 1; i <= 3; i++) {
-		pg_build(f, &flow_udp4, "a needle", 8);
+		pg_build(f, &pg_flow_udp4, "a needle", 8);
 		pcapng_put(out, f,
 			   i == 2 ? 0xffffffff00000000ull + 42 :
 				    (uint64_t)frame_us(i));
 		if (i != 2)
-			expect_line(&e, &flow_udp4, i, 20 + 8 + 8,
+			expect_line(&e, &pg_flow_udp4, i, 20 + 8 + 8,
 				    "match offset=2", 1);
 	}
 	assert_int_equal(fclose(out), 0);
@@ -1085,21 +1072,22 @@ static void test_write_big_frames(void **state)
 	memset(payload, 'z', 65535);
 	memcpy(payload, "needle", 6);
 	cap_open(&c, "big.pcap", 0);
-	pg_build(&f[0], &flow_udp4, "a needle", 8);
+	pg_build(&f[0], &pg_flow_udp4, "a needle", 8);
 	cap_put(&c, &f[0], 0);
 	/* IPv4 total length 65535 */
-	pg_build(&f[0], &flow_udp4, payload, 65535 - 20 - 8);
+	pg_build(&f[0], &pg_flow_udp4, payload, 65535 - 20 - 8);
 	cap_put(&c, &f[0], 0);
 	/* IPv6 payload length 65535 */
-	pg_build(&f[0], &flow_udp6, payload, 65535 - 8);
+	pg_build(&f[0], &pg_flow_udp6, payload, 65535 - 8);
 	cap_put(&c, &f[0], 0);
 	/* the same in two fragments, the first a frame of 65582 bytes */
-	n = pg_build_fragments(f, &flow_udp6, payload, 65535 - 8, &v6cut, 1, 7);
+	n = pg_build_fragments(f, &pg_flow_udp6, payload, 65535 - 8, &v6cut, 1,
+			       7);
 	for (k = 0; k < n; k++)
 		cap_put(&c, &f[k], 0);
 	/* a 65535-byte IPv4 datagram from two fragments of 32 KiB */
-	n = pg_build_fragments(f, &flow_udp4, payload, 65535 - 20 - 8, &v4cut,
-			       1, 9);
+	n = pg_build_fragments(f, &pg_flow_udp4, payload, 65535 - 20 - 8,
+			       &v4cut, 1, 9);
 	for (k = 0; k < n; k++)
 		cap_put(&c, &f[k], 0);
 	cap_close(&c);
@@ -1173,7 +1161,7 @@ static void test_fragments(void **state)
 {
 	static const unsigned int cut1[] = { 1480 },
 				  cut3[] = { 512, 1024, 1448 };
-	struct pg_flow u4 = flow_udp4, t6 = flow_tcp6;
+	struct pg_flow u4 = pg_flow_udp4, t6 = pg_flow_tcp6;
 	struct expect e = { 0 };
 	struct capture c;
 	struct rec *in, *out;
@@ -1465,7 +1453,7 @@ static void test_pcap_variants(void **state)
 		memset(payload, 'x', sizeof(payload));
 		if (i % 10 == 1)
 			memcpy(payload + 1300, "needle", 6);
-		pg_build(f, i % 2 ? &flow_udp4 : &flow_tcp4, payload,
+		pg_build(f, i % 2 ? &pg_flow_udp4 : &pg_flow_tcp4, payload,
 			 sizeof(payload) - i % 7);
 		cap_put(&c, f, 0);
 	}
@@ -1507,7 +1495,7 @@ static void test_malformed(void **state)
 	/* a truncated file: cut in the middle of the third record */
 	cap_open(&c, "whole.pcap", 0);
 	for (i = 0; i < 4; i++) {
-		pg_build(f, &flow_tcp4, "needle in a haystack", 20);
+		pg_build(f, &pg_flow_tcp4, "needle in a haystack", 20);
 		cap_put(&c, f, 0);
 	}
 	cap_close(&c);
@@ -1553,7 +1541,7 @@ static void test_malformed(void **state)
 	/* a snap length shorter than the packets: truncated IP datagrams
 	 * are malformed, counted, never searched past their end */
 	cap_open(&c, "short.pcap", 0);
-	pg_build(f, &flow_tcp4, "needle needle needle", 20);
+	pg_build(f, &pg_flow_tcp4, "needle needle needle", 20);
 	cap_put(&c, f, 40); /* cut inside the TCP header */
 	cap_put(&c, f, 10); /* inside the Ethernet header */
 	cap_put(&c, f, 0);
@@ -1561,20 +1549,20 @@ static void test_malformed(void **state)
 	 * shorter than the header, total length past the capture */
 	f->bytes[14] = 0x44;
 	cap_put(&c, f, 0);
-	pg_build(f, &flow_tcp4, "needle needle needle", 20);
+	pg_build(f, &pg_flow_tcp4, "needle needle needle", 20);
 	f->bytes[14] = 0x4f; /* 60 bytes: the whole datagram, so valid */
 	cap_put(&c, f, 0);
-	pg_build(f, &flow_tcp4, "nee", 3);
+	pg_build(f, &pg_flow_tcp4, "nee", 3);
 	f->bytes[14] = 0x4f; /* 60 bytes in a 43-byte datagram */
 	cap_put(&c, f, 0);
-	pg_build(f, &flow_tcp4, "needle needle needle", 20);
+	pg_build(f, &pg_flow_tcp4, "needle needle needle", 20);
 	f->bytes[16] = 0;
 	f->bytes[17] = 10;
 	cap_put(&c, f, 0);
 	f->bytes[16] = 0x10;
 	cap_put(&c, f, 0);
 	/* IPv6 with a payload length past the capture */
-	pg_build(f, &flow_udp6, "needle", 6);
+	pg_build(f, &pg_flow_udp6, "needle", 6);
 	f->bytes[18] = 0x40;
 	cap_put(&c, f, 0);
 	cap_close(&c);
@@ -1592,7 +1580,7 @@ static void test_malformed(void **state)
 	cap_open(&c, "badfrags.pcap", 0);
 	{
 		static const char data[64] = "needle..........................";
-		struct pg_flow u = flow_udp4;
+		struct pg_flow u = pg_flow_udp4;
 
 		pg_build_raw_fragment(f, &u, 99, 0, 1, data, 32);
 		cap_put(&c, f, 0);
@@ -1641,7 +1629,7 @@ static void test_backlog(void **state)
 	for (i = 0; i < n; i++) {
 		snprintf(payload, sizeof(payload), "%0150u%s", i,
 			 i % 7 ? "" : " needle");
-		pg_build(f, i % 2 ? &flow_udp4 : &flow_tcp6, payload,
+		pg_build(f, i % 2 ? &pg_flow_udp4 : &pg_flow_tcp6, payload,
 			 (unsigned int)strlen(payload));
 		cap_put(&c, f, 0);
 	}
@@ -1724,7 +1712,7 @@ static void test_batch_boundaries(void **state)
 	static const unsigned int cut1[] = { 1480 };
 	static const char *const jobs[] = { "1", "2", "3", "4" };
 	static const char *const backlogs[] = { "1000", "7", "1" };
-	const struct pg_flow *flows[] = { &flow_tcp4, &flow_udp6 };
+	const struct pg_flow *flows[] = { &pg_flow_tcp4, &pg_flow_udp6 };
 	struct pg_frame *f = frames_new(1);
 	struct expect e = { 0 };
 	struct capture c;
@@ -1742,9 +1730,9 @@ static void test_batch_boundaries(void **state)
 		/* a fragmented datagram as the last of a batch and as the
 		 * first of the next, in and out of order */
 		if (datagrams % 64 == 63 || datagrams % 64 == 0) {
-			fr = put_fragmented(&c, &flow_udp4, "needle", 1468,
+			fr = put_fragmented(&c, &pg_flow_udp4, "needle", 1468,
 					    3000, cut1, 1, 100 + i, i % 2);
-			expect_line(&e, &flow_udp4, fr, 20 + 8 + 3000,
+			expect_line(&e, &pg_flow_udp4, fr, 20 + 8 + 3000,
 				    "match offset=1468", 2);
 			datagrams++;
 			matches++;
@@ -1897,7 +1885,7 @@ static void test_frame_numbers(void **state)
 	(void)state;
 	cap_open(&c, "arp.pcap", 0);
 	for (i = 0; i < 3; i++) {
-		pg_build(f, &flow_udp4, needles[i], 10);
+		pg_build(f, &pg_flow_udp4, needles[i], 10);
 		if (i == 1) {
 			/* ARP: the Ethernet header, type 0x0806, a zero body */
 			f->bytes[12] = 0x08;
@@ -2002,8 +1990,8 @@ static void test_ngrep(void **state)
 					     "charlie", "Needle", "delta" };
 	static const unsigned int cut[] = { 1480 };
 	static const unsigned int cut6[] = { 1448 };
-	const struct pg_flow *flows[] = { &flow_tcp4, &flow_udp4, &flow_tcp6,
-					  &flow_udp6 };
+	const struct pg_flow *flows[] = { &pg_flow_tcp4, &pg_flow_udp4,
+					  &pg_flow_tcp6, &pg_flow_udp6 };
 	struct pg_frame *f = frames_new(2);
 	struct {
 		unsigned int first, last;
@@ -2043,7 +2031,7 @@ static void test_ngrep(void **state)
 	 * "needle" split between the id/sequence and the data is found by
 	 * both; then one without it */
 	{
-		struct pg_flow ic = flow_udp4;
+		struct pg_flow ic = pg_flow_udp4;
 
 		ic.sport = 0x0800;
 		pg_build(f, &ic, "le and more", 11);
@@ -2072,8 +2060,8 @@ static void test_ngrep(void **state)
 		char big[3000];
 
 		for (i = 0; i < 4; i++) {
-			struct pg_flow u = fd[i].family == 4 ? flow_udp4 :
-							       flow_udp6;
+			struct pg_flow u = fd[i].family == 4 ? pg_flow_udp4 :
+							       pg_flow_udp6;
 
 			memset(big, 'x', sizeof(big));
 			memcpy(big + fd[i].at, "needle", 6);

@@ -206,21 +206,6 @@ static unsigned long long every_output(const char *cap, const char *rules)
 
 /* ---- captures ------------------------------------------------------------ */
 
-static const struct pg_flow flow_tcp4 = { 4,	       "10.0.0.1", "10.0.0.2",
-					  IPPROTO_TCP, 43512,	   80,
-					  1000,	       0 };
-static const struct pg_flow flow_udp4 = { 4,	       "10.0.0.3", "10.0.0.4",
-					  IPPROTO_UDP, 5353,	   53,
-					  0,	       0 };
-static const struct pg_flow flow_tcp6 = { 6,	       "fd00::1", "fd00::2",
-					  IPPROTO_TCP, 40000,	  8080,
-					  7,	       0 };
-static const struct pg_flow flow_udp6 = { 6,	       "fd00::3", "fd00::4",
-					  IPPROTO_UDP, 1234,	  4321,
-					  0,	       0 };
-static const struct pg_flow flow_icmp4 = { 4, "10.0.0.5", "10.0.0.6", 1,
-					   0, 0,	  0,	      0 };
-
 struct cap {
 	struct pg_writer *w;
 	struct pg_frame *f;
@@ -259,14 +244,14 @@ static void write_mixed(void)
 		const struct pg_flow *flow;
 		const char *payload;
 	} mixed[] = {
-		{ &flow_tcp4, "GET /needle HTTP/1.1\r\nHost: a\r\n\r\n" },
-		{ &flow_udp4, "no match in this one" },
-		{ &flow_tcp6, "POST / HTTP/1.1\r\n\r\nneedle=1&NEEDLE=2" },
-		{ &flow_udp6, "needle" },
-		{ &flow_tcp4, "HTTP/1.1 200 OK\r\n\r\nNEEDLE in caps" },
-		{ &flow_udp4, "\xab\xcd\xef binary needle" },
-		{ &flow_tcp6, "nothing" },
-		{ &flow_udp6, "x needle x needle" },
+		{ &pg_flow_tcp4, "GET /needle HTTP/1.1\r\nHost: a\r\n\r\n" },
+		{ &pg_flow_udp4, "no match in this one" },
+		{ &pg_flow_tcp6, "POST / HTTP/1.1\r\n\r\nneedle=1&NEEDLE=2" },
+		{ &pg_flow_udp6, "needle" },
+		{ &pg_flow_tcp4, "HTTP/1.1 200 OK\r\n\r\nNEEDLE in caps" },
+		{ &pg_flow_udp4, "\xab\xcd\xef binary needle" },
+		{ &pg_flow_tcp6, "nothing" },
+		{ &pg_flow_udp6, "x needle x needle" },
 	};
 	struct cap c;
 	size_t i;
@@ -308,12 +293,12 @@ static void write_frags(void)
 	memcpy(p + 1468, "crossing", 8);
 	memcpy(p + 100, "needle", 6);
 	cap_open(&c, "frags.pcap");
-	put_fragmented(&c, &flow_udp4, p, 3000, cut1, 1, 7, false);
-	put_fragmented(&c, &flow_udp4, p, 3000, cut1, 1, 8, true);
+	put_fragmented(&c, &pg_flow_udp4, p, 3000, cut1, 1, 7, false);
+	put_fragmented(&c, &pg_flow_udp4, p, 3000, cut1, 1, 8, true);
 	memset(p, '.', 3000);
 	memcpy(p + 1000, "crossing", 8);
 	memcpy(p + 1500, "NEEDLE", 6);
-	put_fragmented(&c, &flow_tcp6, p, 2000, cut3, 3, 0x1234, true);
+	put_fragmented(&c, &pg_flow_tcp6, p, 2000, cut3, 3, 0x1234, true);
 	cap_close(&c);
 	free(p);
 }
@@ -366,7 +351,8 @@ static void make_vocab(void)
 static void write_random(void)
 {
 	static const struct pg_flow *const flows[] = {
-		&flow_tcp4, &flow_udp4, &flow_tcp6, &flow_udp6, &flow_icmp4,
+		&pg_flow_tcp4, &pg_flow_udp4,  &pg_flow_tcp6,
+		&pg_flow_udp6, &pg_flow_icmp4,
 	};
 	char *p = malloc(4000);
 	struct cap c;

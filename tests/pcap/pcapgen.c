@@ -14,6 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+const struct pg_flow pg_flow_tcp4 = { 4,	   "10.0.0.1", "10.0.0.2",
+				      IPPROTO_TCP, 43512,      80,
+				      1000,	   0 };
+const struct pg_flow pg_flow_udp4 = { 4,    "10.0.0.3", "10.0.0.4", IPPROTO_UDP,
+				      5353, 53,		0,	    0 };
+const struct pg_flow pg_flow_tcp6 = { 6,     "fd00::1", "fd00::2", IPPROTO_TCP,
+				      40000, 8080,	7,	   0 };
+const struct pg_flow pg_flow_udp6 = { 6,    "fd00::3", "fd00::4", IPPROTO_UDP,
+				      1234, 4321,      0,	  0 };
+const struct pg_flow pg_flow_icmp4 = {
+	4, "10.0.0.5", "10.0.0.6", 1, 0, 0, 0, 0
+};
+
 #define ETH_HLEN 14u
 #define IPV4_HLEN 20u
 #define IPV6_HLEN 40u

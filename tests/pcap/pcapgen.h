@@ -30,6 +30,11 @@ struct pg_flow {
 	uint8_t tcp_flags; /* TCP only; 0 means PSH|ACK */
 };
 
+/* The flows the tests' captures use: TCP and UDP over IPv4 and IPv6, and
+ * ICMP over IPv4 (protocol 1: an IP payload without ports). */
+extern const struct pg_flow pg_flow_tcp4, pg_flow_udp4, pg_flow_tcp6,
+	pg_flow_udp6, pg_flow_icmp4;
+
 /* One whole frame: Ethernet + IP + TCP/UDP header + @payload. */
 void pg_build(struct pg_frame *out, const struct pg_flow *flow,
 	      const void *payload, unsigned int payload_len);

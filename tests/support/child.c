@@ -194,3 +194,22 @@ int test_remove_tree(const char *dir)
 			return -1;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
+
+void test_buf_add(struct test_buf *b, const void *p, size_t n)
+{
+	if (b->cap - b->len < n + 1) {
+		while (b->cap - b->len < n + 1)
+			b->cap = b->cap ? b->cap * 2 : 256;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void test_buf_adds(struct test_buf *b, const char *s)
+{
+	test_buf_add(b, s, strlen(s));
+}

@@ -50,6 +50,16 @@ bool child_status_text(int status, char *out, size_t cap);
 /* Whether @err holds a sanitizer report (none is ever expected). */
 bool child_sanitizer_report(const char *err);
 
+/* A growing byte buffer, always NUL-terminated, for the input files and
+ * expected outputs a test builds; start from { 0 } and free(p).  Running
+ * out of memory aborts: that is no verdict on the program under test. */
+struct test_buf {
+	char *p;
+	size_t len, cap;
+};
+void test_buf_add(struct test_buf *b, const void *p, size_t n);
+void test_buf_adds(struct test_buf *b, const char *s);
+
 /* $BUILD/bin/@name (BUILD defaults to build/default) as an absolute path
  * in @path; false with errno set when it is not there. */
 bool test_program_path(const char *name, char *path, size_t cap);
