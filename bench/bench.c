@@ -24,7 +24,7 @@
 
 #include "bench_blocks.h"
 #include "bench_sets.h"
-#include "bench_time.h"
+#include "bench_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,13 +85,9 @@ static int max_reps;
 
 static uint64_t rng_state = SEED;
 
-static uint64_t rnd(void) /* splitmix64: tiny, fast, same on every machine */
+static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return bench_splitmix64(&rng_state);
 }
 
 static unsigned int rnd_below(unsigned int n)

@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "bench_blocks.h"
-#include "bench_time.h"
+#include "bench_util.h"
 
 #include <textsearch_skb.h>
 

@@ -20,7 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "bench_sets.h"
-#include "bench_time.h"
+#include "bench_util.h"
 
 #include <textsearch.h>
 
@@ -44,13 +44,9 @@ static const char *const variant_name[] = { "present", "absent" };
 
 static uint64_t srng = 0x5e75e75e7ULL;
 
-static uint64_t srnd(void) /* splitmix64 */
+static uint64_t srnd(void)
 {
-	uint64_t z = (srng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return bench_splitmix64(&srng);
 }
 
 static unsigned int below(unsigned int n)

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #define NRULES 100
 #define NRULES_MAX 1000
 #define NFLOWS 256
@@ -33,14 +35,9 @@ static const char needle[] = "X-Exfil-Token: 7c1e";
 
 static uint64_t rng_state = 0x7e575ea4c4ULL;
 
-/* splitmix64: good enough, and the same everywhere */
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return bench_splitmix64(&rng_state);
 }
 
 static unsigned int rnd_below(unsigned int n)

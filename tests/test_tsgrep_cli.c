@@ -2599,19 +2599,11 @@ int main(void)
 	absolute_plugin_path(build);
 	printf("# tsgrep: %s%s\n", tsgrep_path,
 	       sanitized ? " (sanitizer build: smaller sizes)" : "");
-	if (!test_make_tmpdir("tsgrep-cli", top, sizeof(top))) {
-		printf("not ok: temporary folder: %s\n", strerror(errno));
+	if (!test_grep_setup("tsgrep-cli", top, sizeof(top), work, capdir,
+			     sizeof(work))) {
+		printf("not ok: test folders: %s\n", strerror(errno));
 		return 1;
 	}
-	snprintf(work, sizeof(work), "%s/w", top);
-	snprintf(capdir, sizeof(capdir), "%s/cap", top);
-	if (mkdir(work, 0755) || mkdir(capdir, 0755))
-		return 1;
-	setenv("LC_ALL", "C", 1);
-	unsetenv("GREP_COLORS");
-	unsetenv("GREP_COLOR");
-	unsetenv("GREP_OPTIONS");
-	signal(SIGPIPE, SIG_IGN);
 	rng.s = test_seed("tsgrep cli", 20261203);
 	make_corpora();
 

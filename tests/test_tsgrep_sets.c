@@ -594,19 +594,11 @@ int main(void)
 		    test_binary_is_sanitized(tsgrep_path);
 	if (sanitized)
 		printf("# sanitizer build: a third of the option sets\n");
-	if (!test_make_tmpdir("tsgrep-sets", top, sizeof(top))) {
-		printf("not ok: temporary folder: %s\n", strerror(errno));
+	if (!test_grep_setup("tsgrep-sets", top, sizeof(top), work, capdir,
+			     sizeof(work))) {
+		printf("not ok: test folders: %s\n", strerror(errno));
 		return 1;
 	}
-	snprintf(work, sizeof(work), "%s/w", top);
-	snprintf(capdir, sizeof(capdir), "%s/cap", top);
-	if (mkdir(work, 0755) || mkdir(capdir, 0755))
-		return 1;
-	setenv("LC_ALL", "C", 1);
-	unsetenv("GREP_COLORS");
-	unsetenv("GREP_COLOR");
-	unsetenv("GREP_OPTIONS");
-	signal(SIGPIPE, SIG_IGN);
 	rng.s = test_seed("tsgrep sets", 20261203);
 
 	ret = cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,15 +22,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../bench_util.h"
+
 static uint64_t rng_state = 0x7e57ee7e;
 
 static uint64_t next_u64(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return bench_splitmix64(&rng_state);
 }
 
 static unsigned int below(unsigned int n)

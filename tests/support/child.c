@@ -213,3 +213,20 @@ void test_buf_adds(struct test_buf *b, const char *s)
 {
 	test_buf_add(b, s, strlen(s));
 }
+
+bool test_grep_setup(const char *prefix, char *top, size_t topcap, char *work,
+		     char *capdir, size_t dircap)
+{
+	if (!test_make_tmpdir(prefix, top, topcap))
+		return false;
+	snprintf(work, dircap, "%s/w", top);
+	snprintf(capdir, dircap, "%s/cap", top);
+	if (mkdir(work, 0755) || mkdir(capdir, 0755))
+		return false;
+	setenv("LC_ALL", "C", 1);
+	unsetenv("GREP_COLORS");
+	unsetenv("GREP_COLOR");
+	unsetenv("GREP_OPTIONS");
+	signal(SIGPIPE, SIG_IGN);
+	return true;
+}

@@ -66,6 +66,13 @@ bool test_program_path(const char *name, char *path, size_t cap);
 /* A new folder $TMPDIR/@prefix-XXXXXX (TMPDIR defaults to /tmp) in @dir;
  * false with errno set. */
 bool test_make_tmpdir(const char *prefix, char *dir, size_t cap);
+/* For the tests that run tsgrep beside GNU grep: a temporary folder @top
+ * (test_make_tmpdir(@prefix)) holding @work, where the children run, and
+ * @capdir, where their output is captured (outside what they search); the
+ * C locale, no GREP_* variables, and SIGPIPE ignored.  false with errno
+ * set when a folder could not be made. */
+bool test_grep_setup(const char *prefix, char *top, size_t topcap, char *work,
+		     char *capdir, size_t dircap);
 /* Remove a folder made by test_make_tmpdir() and all below it. */
 int test_remove_tree(const char *dir);
 

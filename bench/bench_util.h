@@ -1,11 +1,23 @@
 /*
- * bench_time.h - the clocks and the best-of-N timing every part of the
- * bench (bench.c, bench_blocks.c, bench_sets.c) measures with.
+ * bench_util.h - what every part of the bench (bench.c, bench_blocks.c,
+ * bench_sets.c) measures and draws with: the clocks, best-of-N timing, and
+ * a seeded generator that gives the same data on every machine.
  */
-#ifndef BENCH_TIME_H
-#define BENCH_TIME_H
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
 
+#include <stdint.h>
 #include <time.h>
+
+/* splitmix64: tiny, fast, the same sequence everywhere for one seed */
+static inline uint64_t bench_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
 
 static inline double bench_clock(clockid_t id)
 {
