@@ -19,8 +19,8 @@ MANDIR     ?= $(PREFIX)/share/man
 PLUGINDIR  ?= $(LIBDIR)/textsearch
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-VERSION    := 2.0.0
-SOVERSION  := 2
+VERSION    := 3.0.0
+SOVERSION  := 3
 
 CC         ?= cc
 FUZZ_CC    ?= clang
@@ -58,7 +58,7 @@ SHARED_LIB := $(BUILD)/lib/libtextsearch.so.$(VERSION)
 SONAME     := libtextsearch.so.$(SOVERSION)
 
 HEADERS    := include/textsearch.h include/textsearch_fsm.h \
-              include/textsearch_skb.h
+              include/textsearch_skb.h include/textsearch_stream.h
 
 # Plugins are built the way a third party builds them: against a staged
 # install, through pkg-config.

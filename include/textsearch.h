@@ -42,7 +42,7 @@
 extern "C" {
 #endif
 
-#define TEXTSEARCH_VERSION_MAJOR 2
+#define TEXTSEARCH_VERSION_MAJOR 3
 #define TEXTSEARCH_VERSION_MINOR 0
 #define TEXTSEARCH_VERSION_PATCH 0
 #define TEXTSEARCH_VERSION_NUMBER                                            \
@@ -115,6 +115,7 @@ static inline int IS_ERR_OR_NULL(const void *ptr)
 
 struct ts_config;
 struct ts_state;
+struct ts_stream_ops;
 
 /* Provider callbacks (see struct ts_config). */
 typedef unsigned int (*ts_get_next_block_fn)(unsigned int consumed,
@@ -173,6 +174,9 @@ struct ts_state {
  *                   a set algorithm: its find reports which pattern matched
  *                   with ts_set_match() and handles TS_OVERLAP itself
  *                   (ts_overlap_prev()); for the others the library does.
+ * @stream:          optional; how the algorithm streams (struct
+ *                   ts_stream_ops in textsearch_stream.h).  Without it
+ *                   push-mode streams run through find.
  * @owner:           THIS_MODULE in kernel code; ignored
  * The remaining fields are the registry's bookkeeping; leave them zero.
  */
@@ -188,6 +192,7 @@ struct ts_ops {
 				      const unsigned int *lens,
 				      unsigned int count, gfp_t gfp_mask,
 				      int flags);
+	const struct ts_stream_ops *stream;
 	struct module *owner;
 	/* registry bookkeeping, private */
 	struct ts_ops *ts_next;
@@ -419,8 +424,9 @@ TS_API const char *textsearch_version_string(void);
  * write is refused without being loaded (textsearch(3), PLUGINS).  Plugins
  * stay loaded until the process ends.
  */
-/* 2: struct ts_ops gained init_set (and ts_state grew, SONAME 2). */
-#define TEXTSEARCH_PLUGIN_ABI 2
+/* 2: struct ts_ops gained init_set (and ts_state grew, SONAME 2).
+ * 3: struct ts_ops gained stream (SONAME 3). */
+#define TEXTSEARCH_PLUGIN_ABI 3
 
 struct ts_plugin {
 	unsigned int abi_version; /* TEXTSEARCH_PLUGIN_ABI when built */

@@ -31,6 +31,11 @@ extern struct ts_ops ts_teddy_avx2_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_ssse3_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_scalar_ops TS_HIDDEN;
 
+/* Streaming of single literal patterns through find (literal_stream.c),
+ * for kmp, bm and rarebyte. */
+struct ts_stream_ops;
+extern const struct ts_stream_ops ts_literal_stream_ops TS_HIDDEN;
+
 /* The provider textsearch_prepare() installs in every config: it forwards
  * to the provider recorded in the search's state (search.c). */
 unsigned int ts_dispatch_next_block(unsigned int consumed, const u8 **dst,
@@ -59,6 +64,17 @@ static inline unsigned int ts_provider_next(const struct ts_provider *pv,
 {
 	return pv->fn(consumed, dst, pv->conf, state);
 }
+
+/*
+ * Begin a search as textsearch_find_with() does (no finish), but resume as
+ * textsearch_next() would after the match [@start, @start + @len) of
+ * pattern @id: past its end, or with TS_OVERLAP after it in match order.
+ * Streams use it to go on with a search over a window that moved.
+ */
+unsigned int ts_find_after(struct ts_config *conf, struct ts_state *state,
+			   ts_get_next_block_fn get_next_block,
+			   unsigned int start, unsigned int len,
+			   unsigned int id) TS_HIDDEN;
 
 /* Record a description of the error about to be returned, for
  * textsearch_last_error(); returns @err so callers can `return ts_fail(...)`. */

@@ -19,7 +19,7 @@ cc -std=c11 -Wall -Wextra -Werror examples/article.c \
 
 lib="$prefix/lib/libtextsearch.so"
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$soname" = "libtextsearch.so.2" ] || {
+[ "$soname" = "libtextsearch.so.3" ] || {
 	echo "install-check: SONAME is '$soname'" >&2; exit 1; }
 private=$(nm -D --defined-only "$lib" | awk '{print $3}' |
 	grep -Ev '^(textsearch_|ts_|alloc_ts_config$|alloc_skb$|kfree_skb$|skb_)' \

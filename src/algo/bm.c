@@ -320,4 +320,5 @@ struct ts_ops ts_bm_ops = {
 	.find = bm_find,
 	.get_pattern = bm_get_pattern,
 	.get_pattern_len = bm_get_pattern_len,
+	.stream = &ts_literal_stream_ops,
 };

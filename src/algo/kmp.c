@@ -100,4 +100,5 @@ struct ts_ops ts_kmp_ops = {
 	.find = kmp_find,
 	.get_pattern = kmp_get_pattern,
 	.get_pattern_len = kmp_get_pattern_len,
+	.stream = &ts_literal_stream_ops,
 };

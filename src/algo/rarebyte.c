@@ -1383,6 +1383,7 @@ static unsigned int rb_get_pattern_len(struct ts_config *conf)
 		.find = rb_find,                       \
 		.get_pattern = rb_get_pattern,         \
 		.get_pattern_len = rb_get_pattern_len, \
+		.stream = &ts_literal_stream_ops,      \
 	}
 RB_OPS(ts_rarebyte_ops, "rarebyte", best);
 RB_OPS(ts_rarebyte_avx512_ops, "rarebyte_avx512", avx512);

@@ -137,6 +137,22 @@ unsigned int textsearch_find(struct ts_config *conf, struct ts_state *state)
 	return run(conf, state);
 }
 
+unsigned int ts_find_after(struct ts_config *conf, struct ts_state *state,
+			   ts_get_next_block_fn get_next_block,
+			   unsigned int start, unsigned int len,
+			   unsigned int id)
+{
+	struct ts_state_private *p = &state->ts_private;
+
+	begin(conf, state, STATUS_PER_CALL | STATUS_MATCHED, get_next_block,
+	      NULL);
+	p->match_start = start;
+	p->match_len = len;
+	p->match_id = id;
+	state->offset = start + (len ? len : 1);
+	return run(conf, state);
+}
+
 unsigned int textsearch_next(struct ts_config *conf, struct ts_state *state)
 {
 	return run(conf, state);
