@@ -34,8 +34,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: stream PATTERN < data\n");
 		return 2;
 	}
-	conf = textsearch_prepare("auto", argv[1], (unsigned int)strlen(argv[1]),
-				  GFP_KERNEL, 0);
+	conf = textsearch_prepare("auto", argv[1],
+				  (unsigned int)strlen(argv[1]), GFP_KERNEL, 0);
 	if (IS_ERR(conf)) {
 		fprintf(stderr, "stream: %s\n", textsearch_last_error());
 		return 2;
