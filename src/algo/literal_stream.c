@@ -56,3 +56,355 @@ static unsigned int literal_keep(struct ts_config *conf, const u8 *tail,
 const struct ts_stream_ops ts_literal_stream_ops = {
 	.keep = literal_keep,
 };
+
+/* ---- the native engine ----------------------------------------------------
+ *
+ * Through find, a write costs a search's setup, a provider, the window's
+ * bookkeeping and a keep: some 40 ns, whatever its size.  This engine
+ * scans the write where it lies instead, and carries nothing from one write
+ * to the next but a 64-bit word: bit j set when the last j + 1 bytes of the
+ * stream are the pattern's first j + 1 (the shift-and state of the pattern
+ * over the stream), which is all a match still to come needs of the past.
+ *
+ * A write of fewer than LIT_SHORT bytes (or fewer than the pattern) goes
+ * through the shift-and automaton byte by byte.  A longer one in three
+ * steps, in match order: the automaton over its first bytes while the
+ * state says a match begun earlier may end there; a vector filter over the
+ * starts inside the write, on the pattern's two rarest bytes
+ * (rarebyte_choose.h) 64 starts at a time, each survivor verified; then the
+ * state of its last bytes, from the starts whose bytes are a prefix of the
+ * pattern.  Verifies are charged to a budget (LIT_WORK per byte scanned):
+ * past it, on periodic data, the automaton takes the rest of the write, so
+ * a write costs O(len) whatever the data.
+ *
+ * AVX-512BW only (masked loads make the ends of a write cheap); elsewhere,
+ * and for patterns over 64 bytes, rarebyte streams through find.
+ */
+#include "rarebyte_choose.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LIT_X86 1
+#define LIT_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2")))
+#else
+#define LIT_X86 0
+#endif
+
+#define LIT_MAX 64u
+#define LIT_SHORT 16u
+/* verify bytes allowed per byte scanned, and a slack */
+#define LIT_WORK 4u
+#define LIT_SLACK 256u
+#define LIT_NONE SIZE_MAX
+#define LIT_GIVEUP (SIZE_MAX - 1)
+
+enum lit_phase {
+	LIT_IDLE, /* the input is new */
+	LIT_BITAP,
+	LIT_SCAN,
+	LIT_DONE,
+};
+
+struct lit {
+	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
+	uint64_t state;	    /* the shift-and state after the stream so far */
+	uint64_t resume;    /* without TS_OVERLAP no match starts before */
+	uint64_t emit_from; /* the automaton reports no start before this */
+	size_t pos;	    /* next byte (automaton) or start (scan) */
+	size_t stop;	    /* the automaton runs to here */
+	size_t work;	    /* verify bytes left in this write's budget */
+	unsigned char phase, after; /* after: the phase past the automaton */
+	bool head; /* the automaton stops once the state is 0 */
+	bool icase, overlap;
+	unsigned int m, i1, i2;
+	u8 c1, c2, or1, or2, p0, p1, o0, o1;
+	u8 fold[256];
+	u8 folded[LIT_MAX];
+};
+
+bool ts_literal_native(struct ts_config *conf)
+{
+#if LIT_X86
+	unsigned int m = conf->ops->get_pattern_len(conf);
+
+	return m >= 1 && m <= LIT_MAX && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+#else
+	(void)conf;
+	return false;
+#endif
+}
+
+static size_t lit_state_size(struct ts_config *conf)
+{
+	(void)conf;
+	return sizeof(struct lit);
+}
+
+static void lit_reset(struct ts_config *conf, void *state)
+{
+	struct lit *l = state;
+	const u8 *pattern = conf->ops->get_pattern(conf);
+	uint64_t by_value[256];
+	unsigned int i, m = conf->ops->get_pattern_len(conf);
+
+	if (m > LIT_MAX)
+		m = LIT_MAX; /* never streamed here: ts_literal_native() */
+	l->icase = conf->flags & TS_IGNORECASE;
+	l->overlap = conf->flags & TS_OVERLAP;
+	l->m = m;
+	ts_fill_fold_table(l->fold, l->icase);
+	memset(by_value, 0, sizeof(by_value));
+	for (i = 0; i < m; i++) {
+		l->folded[i] = l->fold[pattern[i]];
+		by_value[l->folded[i]] |= 1ull << i;
+	}
+	/* a byte matches where its folded value is the pattern's */
+	for (i = 0; i < 256; i++)
+		l->mask[i] = by_value[l->fold[i]];
+	rb_choose_positions(l->folded, m, l->icase, &l->i1, &l->i2);
+	l->c1 = l->folded[l->i1];
+	l->c2 = l->folded[l->i2];
+	l->or1 = l->icase && rb_is_folding_letter(l->c1) ? 0x20 : 0;
+	l->or2 = l->icase && rb_is_folding_letter(l->c2) ? 0x20 : 0;
+	l->p0 = l->folded[0];
+	l->p1 = l->folded[m > 1 ? 1 : 0];
+	l->o0 = l->icase && rb_is_folding_letter(l->p0) ? 0x20 : 0;
+	l->o1 = l->icase && rb_is_folding_letter(l->p1) ? 0x20 : 0;
+	l->state = 0;
+	l->resume = 0;
+	l->phase = LIT_IDLE;
+}
+
+static inline bool lit_equal(const struct lit *l, const u8 *s, unsigned int n)
+{
+	if (!l->icase)
+		return memcmp(s, l->folded, n) == 0;
+	for (unsigned int i = 0; i < n; i++)
+		if (l->fold[s[i]] != l->folded[i])
+			return false;
+	return true;
+}
+
+#if LIT_X86
+static inline LIT_TARGET __mmask64 lit_eq(__m512i v, u8 or, u8 c)
+{
+	return _mm512_cmpeq_epi8_mask(
+		_mm512_or_si512(v, _mm512_set1_epi8((char) or)),
+		_mm512_set1_epi8((char)c));
+}
+
+/*
+ * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
+ * LIT_NONE; LIT_GIVEUP with *@stop = the start not yet verified once the
+ * budget is spent.
+ */
+static LIT_TARGET size_t lit_scan(struct lit *l, const u8 *s, size_t from,
+				  size_t n, size_t *stop)
+{
+	const size_t last = n - l->m;
+	const __m512i c1 = _mm512_set1_epi8((char)l->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)l->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)l->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)l->or2);
+	const u8 *a = s + l->i1, *b = s + l->i2;
+	size_t p = from;
+
+	while (p <= last) {
+		__mmask64 k;
+		size_t left = last - p + 1;
+
+		if (left >= 64) {
+			k = _mm512_cmpeq_epi8_mask(
+				    _mm512_or_si512(_mm512_loadu_si512(a + p),
+						    o1),
+				    c1) &
+			    _mm512_cmpeq_epi8_mask(
+				    _mm512_or_si512(_mm512_loadu_si512(b + p),
+						    o2),
+				    c2);
+		} else {
+			__mmask64 in = _bzhi_u64(~0ull, (unsigned int)left);
+
+			k = _mm512_mask_cmpeq_epi8_mask(
+				in,
+				_mm512_or_si512(
+					_mm512_maskz_loadu_epi8(in, a + p), o1),
+				c1);
+			k = _mm512_mask_cmpeq_epi8_mask(
+				k,
+				_mm512_or_si512(
+					_mm512_maskz_loadu_epi8(k, b + p), o2),
+				c2);
+		}
+		while (k) {
+			size_t q = p + (size_t)__builtin_ctzll(k);
+
+			if (l->work < l->m) {
+				*stop = q;
+				return LIT_GIVEUP;
+			}
+			l->work -= l->m;
+			if (lit_equal(l, s + q, l->m))
+				return q;
+			k &= k - 1;
+		}
+		p += left < 64 ? left : 64;
+		l->work += LIT_WORK * 64;
+	}
+	return LIT_NONE;
+}
+
+/* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
+ * bytes, the starts whose bytes are a prefix of the pattern. */
+static LIT_TARGET uint64_t lit_tail(const struct lit *l, const u8 *s, size_t n)
+{
+	const unsigned int t = l->m - 1;
+	const u8 *tail = s + n - t;
+	__mmask64 in, k;
+	__m512i v;
+	uint64_t state = 0;
+
+	if (!t)
+		return 0;
+	in = _bzhi_u64(~0ull, t);
+	v = _mm512_maskz_loadu_epi8(in, tail);
+	/* a start k is a candidate when its byte is the pattern's first and
+	 * the next one (if written) its second */
+	k = _mm512_mask_cmpeq_epi8_mask(
+		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->o0)),
+		_mm512_set1_epi8((char)l->p0));
+	if (!k)
+		return 0;
+	k &= (_mm512_cmpeq_epi8_mask(
+		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->o1)),
+		      _mm512_set1_epi8((char)l->p1)) >>
+	      1) |
+	     (1ull << (t - 1));
+	while (k) {
+		unsigned int at = (unsigned int)__builtin_ctzll(k);
+		unsigned int len = t - at;
+
+		if (lit_equal(l, tail + at, len))
+			state |= 1ull << (len - 1);
+		k &= k - 1;
+	}
+	return state;
+}
+#endif
+
+static int lit_emit(struct lit *l, uint64_t start, struct ts_match *m)
+{
+	m->start = start;
+	m->end = start + l->m;
+	m->id = 0;
+	if (!l->overlap)
+		l->resume = m->end;
+	return 1;
+}
+
+static int lit_next(struct ts_config *conf, void *state,
+		    const struct ts_stream_input *in, struct ts_match *m)
+{
+	struct lit *l = state;
+	const u8 *s = in->data;
+	const size_t n = in->len;
+	const uint64_t top = 1ull << (l->m - 1);
+
+	(void)conf;
+	if (in->end || !n)
+		return 0; /* a literal never waits on the end */
+	for (;;) {
+		switch (l->phase) {
+		case LIT_IDLE:
+			l->pos = 0;
+			l->emit_from = 0;
+			l->work = LIT_SLACK;
+			if (n < LIT_SHORT || n < l->m) {
+				l->phase = LIT_BITAP;
+				l->stop = n;
+				l->head = false;
+				l->after = LIT_DONE;
+			} else if (l->state) {
+				l->phase = LIT_BITAP;
+				l->stop = l->m - 1;
+				l->head = true;
+				l->after = LIT_SCAN;
+			} else {
+				l->phase = LIT_SCAN;
+			}
+			break;
+		case LIT_BITAP: {
+			uint64_t d = l->state;
+			size_t i = l->pos;
+
+			for (; i < l->stop; i++) {
+				d = ((d << 1) | 1) & l->mask[s[i]];
+				if (d & top) {
+					uint64_t start =
+						in->offset + i + 1 - l->m;
+
+					if (start >= l->emit_from &&
+					    (l->overlap ||
+					     start >= l->resume)) {
+						l->state = d;
+						l->pos = i + 1;
+						return lit_emit(l, start, m);
+					}
+				}
+				if (l->head && !d)
+					break;
+			}
+			l->state = d;
+			l->pos = 0;
+			l->phase = l->after;
+			break;
+		}
+		case LIT_SCAN: {
+#if LIT_X86
+			size_t from = l->pos, q, stop = 0;
+
+			if (!l->overlap && l->resume > in->offset &&
+			    l->resume - in->offset > from)
+				from = (size_t)(l->resume - in->offset);
+			q = from + l->m <= n ? lit_scan(l, s, from, n, &stop) :
+					       LIT_NONE;
+			if (q == LIT_GIVEUP) {
+				/* the automaton takes the rest, reporting
+				 * only the starts not yet settled */
+				l->phase = LIT_BITAP;
+				l->state = 0;
+				l->pos = stop >= l->m - 1 ? stop - (l->m - 1) :
+							    0;
+				l->emit_from = in->offset + stop;
+				l->stop = n;
+				l->head = false;
+				l->after = LIT_DONE;
+				break;
+			}
+			if (q != LIT_NONE) {
+				l->pos = q + 1;
+				return lit_emit(l, in->offset + q, m);
+			}
+			l->state = lit_tail(l, s, n);
+#endif
+			l->phase = LIT_DONE;
+			break;
+		}
+		default:
+			l->phase = LIT_IDLE;
+			return 0;
+		}
+	}
+}
+
+const struct ts_stream_ops ts_rarebyte_stream_ops = {
+	.state_size = lit_state_size,
+	.reset = lit_reset,
+	.next = lit_next,
+	.keep = literal_keep,
+};
