@@ -115,14 +115,13 @@ struct lit {
 	uint64_t emit_from; /* the automaton reports no start before this */
 	size_t pos;	    /* next byte (automaton) or start (scan) */
 	size_t stop;	    /* the automaton runs to here */
-	size_t work;	    /* verify bytes left in this write's budget */
 	unsigned char phase, after; /* after: the phase past the automaton */
 	bool head; /* the automaton stops once the state is 0 */
 	bool icase, overlap;
 	unsigned int m, i1, i2;
 	u8 c1, c2, or1, or2, p0, p1, o0, o1;
 	u8 fold[256];
-	u8 folded[LIT_MAX];
+	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
 };
 
 bool ts_literal_native(struct ts_config *conf)
@@ -159,6 +158,7 @@ static void lit_reset(struct ts_config *conf, void *state)
 	l->m = m;
 	ts_fill_fold_table(l->fold, l->icase);
 	memset(by_value, 0, sizeof(by_value));
+	memset(l->folded, 0, sizeof(l->folded));
 	for (i = 0; i < m; i++) {
 		l->folded[i] = l->fold[pattern[i]];
 		by_value[l->folded[i]] |= 1ull << i;
@@ -180,53 +180,77 @@ static void lit_reset(struct ts_config *conf, void *state)
 	l->phase = LIT_IDLE;
 }
 
-static inline bool lit_equal(const struct lit *l, const u8 *s, unsigned int n)
-{
-	if (!l->icase)
-		return memcmp(s, l->folded, n) == 0;
-	for (unsigned int i = 0; i < n; i++)
-		if (l->fold[s[i]] != l->folded[i])
-			return false;
-	return true;
-}
-
 #if LIT_X86
-static inline LIT_TARGET __mmask64 lit_eq(__m512i v, u8 or, u8 c)
+/* The starts in [p, p + 64) that pass the filter (whole vectors). */
+#define LIT_FILTER(p)                                                    \
+	(_mm512_cmpeq_epi8_mask(                                         \
+		 _mm512_or_si512(_mm512_loadu_si512(a + (p)), o1), c1) & \
+	 _mm512_cmpeq_epi8_mask(                                         \
+		 _mm512_or_si512(_mm512_loadu_si512(b + (p)), o2), c2))
+
+/* Whether the @len bytes at @s (len <= m) are the pattern's first: one
+ * masked load, folded in the register for TS_IGNORECASE (A-Z and
+ * 0xC0-0xDE but 0xD7 take 0x20, as textsearch_fold()). */
+static inline LIT_TARGET bool lit_prefix(const struct lit *l, __m512i pat,
+					 const u8 *s, unsigned int len)
 {
-	return _mm512_cmpeq_epi8_mask(
-		_mm512_or_si512(v, _mm512_set1_epi8((char) or)),
-		_mm512_set1_epi8((char)c));
+	__mmask64 in = _bzhi_u64(~0ull, len);
+	__m512i v = _mm512_maskz_loadu_epi8(in, s);
+
+	if (l->icase) {
+		__mmask64 up =
+			_mm512_cmple_epu8_mask(
+				_mm512_sub_epi8(v, _mm512_set1_epi8('A')),
+				_mm512_set1_epi8(25)) |
+			(_mm512_cmple_epu8_mask(
+				 _mm512_sub_epi8(v,
+						 _mm512_set1_epi8((char)0xC0)),
+				 _mm512_set1_epi8(0x1E)) &
+			 _mm512_cmpneq_epi8_mask(v,
+						 _mm512_set1_epi8((char)0xD7)));
+
+		v = _mm512_mask_add_epi8(v, up, v, _mm512_set1_epi8(0x20));
+	}
+	return !_mm512_mask_cmpneq_epi8_mask(in, v, pat);
 }
 
 /*
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
  * LIT_NONE; LIT_GIVEUP with *@stop = the start not yet verified once the
- * budget is spent.
+ * verifies have cost LIT_WORK bytes per byte scanned (plus LIT_SLACK).
  */
-static LIT_TARGET size_t lit_scan(struct lit *l, const u8 *s, size_t from,
+static LIT_TARGET size_t lit_scan(const struct lit *l, const u8 *s, size_t from,
 				  size_t n, size_t *stop)
 {
 	const size_t last = n - l->m;
+	const unsigned int m = l->m;
 	const __m512i c1 = _mm512_set1_epi8((char)l->c1);
 	const __m512i c2 = _mm512_set1_epi8((char)l->c2);
 	const __m512i o1 = _mm512_set1_epi8((char)l->or1);
 	const __m512i o2 = _mm512_set1_epi8((char)l->or2);
+	const __m512i pat = _mm512_loadu_si512(l->folded);
 	const u8 *a = s + l->i1, *b = s + l->i2;
-	size_t p = from;
+	size_t p = from, spent = 0;
 
 	while (p <= last) {
+		size_t left = last - p + 1, step = 64;
 		__mmask64 k;
-		size_t left = last - p + 1;
 
-		if (left >= 64) {
-			k = _mm512_cmpeq_epi8_mask(
-				    _mm512_or_si512(_mm512_loadu_si512(a + p),
-						    o1),
-				    c1) &
-			    _mm512_cmpeq_epi8_mask(
-				    _mm512_or_si512(_mm512_loadu_si512(b + p),
-						    o2),
-				    c2);
+		if (left >= 128) {
+			__mmask64 k0 = LIT_FILTER(p), k1 = LIT_FILTER(p + 64);
+
+			if (!(k0 | k1)) {
+				p += 128;
+				continue;
+			}
+			if (!k0) {
+				p += 64;
+				k = k1;
+			} else {
+				k = k0;
+			}
+		} else if (left >= 64) {
+			k = LIT_FILTER(p);
 		} else {
 			__mmask64 in = _bzhi_u64(~0ull, (unsigned int)left);
 
@@ -240,21 +264,21 @@ static LIT_TARGET size_t lit_scan(struct lit *l, const u8 *s, size_t from,
 				_mm512_or_si512(
 					_mm512_maskz_loadu_epi8(k, b + p), o2),
 				c2);
+			step = left;
 		}
 		while (k) {
 			size_t q = p + (size_t)__builtin_ctzll(k);
 
-			if (l->work < l->m) {
+			spent += m;
+			if (spent > LIT_SLACK + LIT_WORK * (q - from)) {
 				*stop = q;
 				return LIT_GIVEUP;
 			}
-			l->work -= l->m;
-			if (lit_equal(l, s + q, l->m))
+			if (lit_prefix(l, pat, s + q, m))
 				return q;
 			k &= k - 1;
 		}
-		p += left < 64 ? left : 64;
-		l->work += LIT_WORK * 64;
+		p += step;
 	}
 	return LIT_NONE;
 }
@@ -266,7 +290,7 @@ static LIT_TARGET uint64_t lit_tail(const struct lit *l, const u8 *s, size_t n)
 	const unsigned int t = l->m - 1;
 	const u8 *tail = s + n - t;
 	__mmask64 in, k;
-	__m512i v;
+	__m512i v, pat;
 	uint64_t state = 0;
 
 	if (!t)
@@ -285,11 +309,12 @@ static LIT_TARGET uint64_t lit_tail(const struct lit *l, const u8 *s, size_t n)
 		      _mm512_set1_epi8((char)l->p1)) >>
 	      1) |
 	     (1ull << (t - 1));
+	pat = _mm512_loadu_si512(l->folded);
 	while (k) {
 		unsigned int at = (unsigned int)__builtin_ctzll(k);
 		unsigned int len = t - at;
 
-		if (lit_equal(l, tail + at, len))
+		if (lit_prefix(l, pat, tail + at, len))
 			state |= 1ull << (len - 1);
 		k &= k - 1;
 	}
@@ -307,99 +332,105 @@ static int lit_emit(struct lit *l, uint64_t start, struct ts_match *m)
 	return 1;
 }
 
+/* The automaton over s[l->pos, l->stop): 1 and *@m at a match to report,
+ * else 0 with l->state up to date. */
+static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
+		     struct ts_match *m)
+{
+	const uint64_t top = 1ull << (l->m - 1);
+	const u8 *s = in->data;
+	uint64_t d = l->state;
+	size_t i = l->pos;
+
+	for (; i < l->stop; i++) {
+		d = ((d << 1) | 1) & l->mask[s[i]];
+		if (d & top) {
+			uint64_t start = in->offset + i + 1 - l->m;
+
+			if (start >= l->emit_from &&
+			    (l->overlap || start >= l->resume)) {
+				l->state = d;
+				l->pos = i + 1;
+				return lit_emit(l, start, m);
+			}
+		}
+		if (l->head && !d)
+			break;
+	}
+	l->state = d;
+	return 0;
+}
+
 static int lit_next(struct ts_config *conf, void *state,
 		    const struct ts_stream_input *in, struct ts_match *m)
 {
 	struct lit *l = state;
-	const u8 *s = in->data;
 	const size_t n = in->len;
-	const uint64_t top = 1ull << (l->m - 1);
 
 	(void)conf;
 	if (in->end || !n)
 		return 0; /* a literal never waits on the end */
-	for (;;) {
-		switch (l->phase) {
-		case LIT_IDLE:
-			l->pos = 0;
-			l->emit_from = 0;
-			l->work = LIT_SLACK;
-			if (n < LIT_SHORT || n < l->m) {
-				l->phase = LIT_BITAP;
-				l->stop = n;
-				l->head = false;
-				l->after = LIT_DONE;
-			} else if (l->state) {
-				l->phase = LIT_BITAP;
-				l->stop = l->m - 1;
-				l->head = true;
-				l->after = LIT_SCAN;
-			} else {
-				l->phase = LIT_SCAN;
-			}
-			break;
-		case LIT_BITAP: {
-			uint64_t d = l->state;
-			size_t i = l->pos;
-
-			for (; i < l->stop; i++) {
-				d = ((d << 1) | 1) & l->mask[s[i]];
-				if (d & top) {
-					uint64_t start =
-						in->offset + i + 1 - l->m;
-
-					if (start >= l->emit_from &&
-					    (l->overlap ||
-					     start >= l->resume)) {
-						l->state = d;
-						l->pos = i + 1;
-						return lit_emit(l, start, m);
-					}
-				}
-				if (l->head && !d)
-					break;
-			}
-			l->state = d;
-			l->pos = 0;
-			l->phase = l->after;
-			break;
+	switch (l->phase) {
+	case LIT_IDLE:
+		l->pos = 0;
+		l->emit_from = 0;
+		if (n < LIT_SHORT || n < l->m) {
+			l->stop = n;
+			l->head = false;
+			l->after = LIT_DONE;
+		} else if (l->state) {
+			l->stop = l->m - 1;
+			l->head = true;
+			l->after = LIT_SCAN;
+		} else {
+			goto scan;
 		}
-		case LIT_SCAN: {
+		l->phase = LIT_BITAP;
+		/* fall through */
+	case LIT_BITAP:
+		if (lit_bitap(l, in, m))
+			return 1;
+		l->pos = 0;
+		if (l->after != LIT_SCAN)
+			break;
+		/* fall through */
+	case LIT_SCAN:
+scan : {
 #if LIT_X86
-			size_t from = l->pos, q, stop = 0;
+	size_t from = l->pos, q, stop = 0;
 
-			if (!l->overlap && l->resume > in->offset &&
-			    l->resume - in->offset > from)
-				from = (size_t)(l->resume - in->offset);
-			q = from + l->m <= n ? lit_scan(l, s, from, n, &stop) :
-					       LIT_NONE;
-			if (q == LIT_GIVEUP) {
-				/* the automaton takes the rest, reporting
-				 * only the starts not yet settled */
-				l->phase = LIT_BITAP;
-				l->state = 0;
-				l->pos = stop >= l->m - 1 ? stop - (l->m - 1) :
-							    0;
-				l->emit_from = in->offset + stop;
-				l->stop = n;
-				l->head = false;
-				l->after = LIT_DONE;
-				break;
-			}
-			if (q != LIT_NONE) {
-				l->pos = q + 1;
-				return lit_emit(l, in->offset + q, m);
-			}
-			l->state = lit_tail(l, s, n);
-#endif
-			l->phase = LIT_DONE;
-			break;
-		}
-		default:
-			l->phase = LIT_IDLE;
-			return 0;
-		}
+	l->phase = LIT_SCAN;
+	if (!l->overlap && l->resume > in->offset &&
+	    l->resume - in->offset > from)
+		from = (size_t)(l->resume - in->offset);
+	q = from + l->m <= n ? lit_scan(l, in->data, from, n, &stop) : LIT_NONE;
+	if (q == LIT_GIVEUP) {
+		/* the automaton takes the rest, reporting only the
+			 * starts not yet settled */
+		l->phase = LIT_BITAP;
+		l->state = 0;
+		l->pos = stop >= l->m - 1 ? stop - (l->m - 1) : 0;
+		l->emit_from = in->offset + stop;
+		l->stop = n;
+		l->head = false;
+		l->after = LIT_DONE;
+		if (lit_bitap(l, in, m))
+			return 1;
+		break;
 	}
+	if (q != LIT_NONE) {
+		l->pos = q + 1;
+		return lit_emit(l, in->offset + q, m);
+	}
+	l->state = lit_tail(l, in->data, n);
+#endif
+	break;
+}
+	default:
+		break;
+	}
+	l->phase = LIT_IDLE;
+	return 0;
 }
 
 const struct ts_stream_ops ts_rarebyte_stream_ops = {
