@@ -21,6 +21,10 @@
  * end + (id << 32), and a cell whose count or sum differs from
  * Hyperscan's fails the bench.
  *
+ * A first row, "memchr", is memchr() of a byte the corpus never has over
+ * the same writes: the cost of reading the bytes once, which bounds what
+ * any search (ours or Hyperscan's) can reach at each write size.
+ *
  * Times are the best of a few passes in CPU time of this thread
  * (bench_best()); a pass opens (or resets) one stream, writes all the
  * data and ends it, taking every match as it is yielded.
@@ -410,6 +414,27 @@ static void hs_row(struct bs_opts *o, const struct pset *s, double *gbps,
 #endif
 }
 
+struct mc_pass {
+	const u8 *data;
+	size_t len;
+	unsigned int ws;
+};
+
+/* memchr of a byte the corpus never has, write by write: reading the
+ * bytes once, about the least any search of them can cost. */
+static unsigned long mc_pass_fn(void *arg)
+{
+	const struct mc_pass *p = arg;
+	unsigned long count = 0;
+
+	for (size_t off = 0; off < p->len; off += p->ws) {
+		size_t n = p->len - off < p->ws ? p->len - off : p->ws;
+
+		count += memchr(p->data + off, 0x01, n) != NULL;
+	}
+	return count;
+}
+
 static void hs_print(const char *kind, unsigned int size, int variant,
 		     const double *gbps, const struct tally *t)
 {
@@ -609,6 +634,19 @@ int bench_stream(const u8 *corpus, size_t corpus_len, int quick)
 	for (w = 0; w < NWS; w++)
 		printf(" %7u %7s", write_sizes[w], "x hs");
 	printf(" %9s\n", "matches");
+	printf("  %-6s %4s %-7s %-5s", "read", "", "", "memchr");
+	for (w = 0; w < NWS; w++) {
+		struct mc_pass mp = { o.data, o.len, write_sizes[w] };
+		unsigned long c;
+		double t = bench_best(mc_pass_fn, &mp, &c, o.reps, o.budget);
+
+		printf(" %7.3f %7s", (double)o.len / t / 1e9, "");
+		/* use the count: memchr is pure, and a count nobody reads
+		 * would let the compiler drop the calls */
+		if (c)
+			printf("?");
+	}
+	printf("\n");
 	for (i = 0; i < NSINGLE; i++) {
 		for (v = 0; v < 2; v++) {
 			srng = 0x57ea3ULL + i * 2 + (uint64_t)v;
