@@ -369,8 +369,8 @@ static LIT_TARGET uint64_t lit_tail(const struct lit *l, const u8 *s, size_t n)
 	k = _mm512_mask_cmpeq_epi8_mask(
 		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->o0)),
 		_mm512_set1_epi8((char)l->p0));
-	if (!k)
-		return 0;
+	/* no early exit: whether a tail has the first byte is a coin toss
+	 * the branch predictor loses */
 	k &= (_mm512_cmpeq_epi8_mask(
 		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->o1)),
 		      _mm512_set1_epi8((char)l->p1)) >>
