@@ -272,14 +272,18 @@ static LIT_TARGET size_t lit_scan(const struct lit *l, const u8 *s, size_t from,
 		/* the starts up to the first aligned one */
 		__mmask64 in = _bzhi_u64(~0ull, (unsigned int)(64 - mis));
 
+		/* both loads under @in: the second must not wait for the
+		 * first's compare */
 		k = _mm512_mask_cmpeq_epi8_mask(
-			in,
-			_mm512_or_si512(_mm512_maskz_loadu_epi8(in, a + p), o1),
-			c1);
-		k = _mm512_mask_cmpeq_epi8_mask(
-			k,
-			_mm512_or_si512(_mm512_maskz_loadu_epi8(k, b + p), o2),
-			c2);
+			    in,
+			    _mm512_or_si512(_mm512_maskz_loadu_epi8(in, a + p),
+					    o1),
+			    c1) &
+		    _mm512_mask_cmpeq_epi8_mask(
+			    in,
+			    _mm512_or_si512(_mm512_maskz_loadu_epi8(in, b + p),
+					    o2),
+			    c2);
 		r = lit_check(l, pat, s, p, k, from, &spent, stop);
 		if (r != LIT_NONE)
 			return r;
@@ -331,15 +335,17 @@ static LIT_TARGET size_t lit_scan(const struct lit *l, const u8 *s, size_t from,
 			__mmask64 in = _bzhi_u64(~0ull, (unsigned int)left);
 
 			k = _mm512_mask_cmpeq_epi8_mask(
-				in,
-				_mm512_or_si512(
-					_mm512_maskz_loadu_epi8(in, a + p), o1),
-				c1);
-			k = _mm512_mask_cmpeq_epi8_mask(
-				k,
-				_mm512_or_si512(
-					_mm512_maskz_loadu_epi8(k, b + p), o2),
-				c2);
+				    in,
+				    _mm512_or_si512(
+					    _mm512_maskz_loadu_epi8(in, a + p),
+					    o1),
+				    c1) &
+			    _mm512_mask_cmpeq_epi8_mask(
+				    in,
+				    _mm512_or_si512(
+					    _mm512_maskz_loadu_epi8(in, b + p),
+					    o2),
+				    c2);
 			step = left;
 		}
 		r = lit_check(l, pat, s, p, k, from, &spent, stop);
