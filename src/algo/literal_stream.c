@@ -252,8 +252,8 @@ static const u8 lit_iota[64] = {
  * starts before the first aligned one and those too near the end for a
  * whole next block take unaligned and masked loads.
  */
-static LIT_TARGET size_t lit_scan(const struct lit *l, const u8 *s, size_t from,
-				  size_t n, size_t *stop)
+static inline __attribute__((always_inline)) LIT_TARGET size_t
+lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 {
 	const size_t last = n - l->m;
 	const __m512i c1 = _mm512_set1_epi8((char)l->c1);
@@ -358,7 +358,8 @@ static LIT_TARGET size_t lit_scan(const struct lit *l, const u8 *s, size_t from,
 
 /* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
  * bytes, the starts whose bytes are a prefix of the pattern. */
-static LIT_TARGET uint64_t lit_tail(const struct lit *l, const u8 *s, size_t n)
+static inline __attribute__((always_inline)) LIT_TARGET uint64_t
+lit_tail(const struct lit *l, const u8 *s, size_t n)
 {
 	const unsigned int t = l->m - 1;
 	const u8 *tail = s + n - t;
@@ -434,6 +435,10 @@ static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 	return 0;
 }
 
+#if LIT_X86
+/* only ever called where ts_literal_native() said yes */
+LIT_TARGET
+#endif
 static int lit_next(struct ts_config *conf, void *state,
 		    const struct ts_stream_input *in, struct ts_match *m)
 {
