@@ -96,7 +96,7 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #endif
 
 #define LIT_MAX 64u
-#define LIT_SHORT 16u
+#define LIT_SHORT 10u
 /* verify bytes allowed per byte scanned, and a slack */
 #define LIT_WORK 4u
 #define LIT_SLACK 256u
