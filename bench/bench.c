@@ -8,7 +8,7 @@
  * because a fast wrong answer must not show up as a good figure.
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
- *         [--blocks-only] [--sets | --sets-only]
+ *         [--blocks-only] [--sets | --sets-only] [--stream | --stream-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -24,6 +24,7 @@
 
 #include "bench_blocks.h"
 #include "bench_sets.h"
+#include "bench_stream.h"
 #include "bench_util.h"
 
 #include <errno.h>
@@ -78,6 +79,9 @@ static const char *const case_name[] = { "exact", "icase" };
 static int quick;
 /* --sets: the pattern-set table too (bench_sets.c); --sets-only: just it */
 static int sets, sets_only;
+/* --stream: the push-mode stream tables too (bench_stream.c);
+ * --stream-only: just them */
+static int streams, streams_only;
 static double budget; /* seconds of timing per cell, at most */
 static int max_reps;
 
@@ -1178,11 +1182,16 @@ int main(int argc, char **argv)
 			list = argv[++i];
 		else if (!strcmp(argv[i], "--blocks-only"))
 			blocks_only = 1;
+		else if (!strcmp(argv[i], "--stream"))
+			streams = 1;
+		else if (!strcmp(argv[i], "--stream-only"))
+			streams = streams_only = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
 				"[--tsgrep PATH] [--algos \"a b\"] "
-				"[--blocks-only] [--sets | --sets-only]\n",
+				"[--blocks-only] [--sets | --sets-only] "
+				"[--stream | --stream-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1228,6 +1237,11 @@ int main(int argc, char **argv)
 		print_load("at end");
 		return wrong;
 	}
+	if (streams_only) {
+		wrong = bench_stream(buf, corpus_len, quick);
+		print_load("at end");
+		return wrong;
+	}
 	discover(list);
 	/* The baselines are the denominators of every ratio: time them with
 	 * more passes, so one disturbed pass does not move a whole column. */
@@ -1246,6 +1260,8 @@ int main(int argc, char **argv)
 	}
 	if (sets)
 		wrong |= bench_sets(buf, corpus_len, quick);
+	if (streams)
+		wrong |= bench_stream(buf, corpus_len, quick);
 	printf("\n");
 	print_load("at end");
 	printf("bench: %.0f s%s\n", bench_wall() - t0,
