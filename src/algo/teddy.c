@@ -891,7 +891,235 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
 	return 0;
 }
 
+/* ---- the native stream engine ---------------------------------------------
+ *
+ * Through find, a write costs a search's setup, a provider, the window's
+ * bookkeeping and a keep.  This engine scans each write where it lies, with
+ * the same scan as find, and carries across writes only the bytes that may
+ * still begin a match (at most longest - 1, as td_keep says) and the last
+ * match.  A write of at least longest - 1 bytes goes in three regions, in
+ * match order: the starts in the carried bytes (their windows completed by
+ * the write's first bytes, copied behind them), the starts whose windows
+ * lie in the write, then its last longest - 1 starts, whose occurrences
+ * are final only before what td_keep keeps.  A shorter write is appended
+ * to the carried bytes and searched there as one region.
+ */
+
+/* starts per call of the scan, so that positions fit its 32-bit offsets */
+#define TDS_CHUNK (1u << 30)
+
+enum tds_phase { TDS_IDLE, TDS_HEAD, TDS_BULK, TDS_TAIL, TDS_SHORT, TDS_END };
+
+struct tds {
+	uint64_t hbase;		       /* stream offset of buf[0] */
+	uint64_t resume;	       /* no start before this is searched */
+	uint64_t kstart;	       /* occurrences to come start from here */
+	uint64_t prev_start, prev_end; /* the last match, with TS_OVERLAP */
+	unsigned int prev_id;
+	bool have_prev;
+	unsigned char phase;
+	size_t hlen; /* carried bytes in buf */
+	size_t blen; /* with the write's bytes appended */
+	u8 buf[];    /* 2 * (longest - 1) */
+};
+
+static size_t tds_size(struct ts_config *conf)
+{
+	const struct teddy *t = ts_config_priv(conf);
+
+	return sizeof(struct tds) + 2 * (size_t)(t->longest - 1);
+}
+
+static void tds_reset(struct ts_config *conf, void *state)
+{
+	struct tds *st = state;
+
+	(void)conf;
+	memset(st, 0, sizeof(*st));
+}
+
+/*
+ * The first start from @from to @to (exclusive) of region @r (@n bytes,
+ * r[0] at stream offset @rbase) with an occurrence, with what the region
+ * holds: true and *@at, with ctx->best relative to it.
+ */
+static bool tds_find(const struct teddy *t, const struct tds *st,
+		     struct td_ctx *ctx, const u8 *r, uint64_t rbase,
+		     size_t from, size_t to, size_t n, uint64_t *at)
+{
+	while (from < to) {
+		const u8 *s = r + from;
+		size_t cnt = to - from, avail = n - from, full;
+		bool found;
+
+		if (cnt > TDS_CHUNK)
+			cnt = TDS_CHUNK;
+		ctx->best.have = false;
+		ctx->have_prev = st->have_prev &&
+				 st->prev_start == rbase + from;
+		ctx->prev_start = 0;
+		if (ctx->have_prev) {
+			ctx->prev_end =
+				(unsigned int)(st->prev_end - st->prev_start);
+			ctx->prev_id = st->prev_id;
+		}
+		/* the starts whose longest window is in the region */
+		full = avail >= t->longest ? avail - t->longest + 1 : 0;
+		if (full > cnt)
+			full = cnt;
+		found = full && t->scan(t, s, 0, full - 1, 0, ctx);
+		if (!found && full < cnt)
+			found = td_scan_carry(t, s, full, cnt, avail, 0, ctx);
+		if (found) {
+			*at = rbase + from;
+			return true;
+		}
+		from += cnt;
+	}
+	return false;
+}
+
+/* Where the starts still to come begin, after the @n bytes of @r (the last
+ * of the stream, r[0] at stream offset @rbase), of those from @lb on: only
+ * a start from the resume point on matters. */
+static uint64_t tds_kstart(struct ts_config *conf, const u8 *r, uint64_t rbase,
+			   size_t n, uint64_t lb)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	size_t tail = n < t->longest - 1 ? n : t->longest - 1;
+
+	if (lb > rbase && rbase + n - lb < tail)
+		tail = (size_t)(rbase + n - lb);
+	if (!tail)
+		return rbase + n;
+	return rbase + n - td_keep(conf, r + n - tail, (unsigned int)tail);
+}
+
+/* Carry the bytes of @r (from stream offset @rbase, @n bytes) from where
+ * the next search begins. */
+static void tds_carry(struct tds *st, const u8 *r, uint64_t rbase, size_t n)
+{
+	uint64_t from = st->resume > st->kstart ? st->resume : st->kstart;
+
+	if (st->have_prev && st->prev_start != from)
+		st->have_prev = false;
+	st->resume = from;
+	st->hlen = (size_t)(rbase + n - from);
+	memmove(st->buf, r + (from - rbase), st->hlen);
+	st->hbase = from;
+	st->phase = TDS_IDLE;
+}
+
+static int tds_next(struct ts_config *conf, void *state,
+		    const struct ts_stream_input *in, struct ts_match *m)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	struct tds *st = state;
+	const size_t cap = t->longest - 1;
+	const bool overlap = conf->flags & TS_OVERLAP;
+	struct td_ctx ctx = { .overlap = overlap };
+
+	for (;;) {
+		const u8 *r;
+		uint64_t rbase, at, first, s;
+		size_t lo = 0, to, n;
+		bool all; /* every occurrence found is final */
+
+		switch (st->phase) {
+		case TDS_IDLE:
+			if (in->end) {
+				st->phase = TDS_END;
+			} else if (in->len >= cap) {
+				memcpy(st->buf + st->hlen, in->data, cap);
+				st->blen = st->hlen + cap;
+				st->phase = st->hlen ? TDS_HEAD : TDS_BULK;
+			} else {
+				memcpy(st->buf + st->hlen, in->data, in->len);
+				st->blen = st->hlen + in->len;
+				st->kstart = tds_kstart(conf, st->buf,
+							st->hbase, st->blen,
+							st->resume);
+				st->phase = TDS_SHORT;
+			}
+			continue;
+		case TDS_HEAD:
+			r = st->buf, rbase = st->hbase, n = st->blen;
+			to = st->hlen, all = true;
+			break;
+		case TDS_BULK:
+			r = in->data, rbase = in->offset, n = in->len;
+			to = in->len - cap, all = true;
+			break;
+		case TDS_TAIL:
+			r = in->data, rbase = in->offset, n = in->len;
+			lo = in->len - cap, to = in->len, all = false;
+			break;
+		case TDS_SHORT:
+			r = st->buf, rbase = st->hbase, n = st->blen;
+			to = st->blen, all = false;
+			break;
+		default: /* TDS_END */
+			r = st->buf, rbase = st->hbase, n = st->hlen;
+			to = st->hlen, all = true;
+			break;
+		}
+		first = st->resume > rbase ? st->resume - rbase : 0;
+		if (first < lo)
+			first = lo;
+		if (first < to && tds_find(t, st, &ctx, r, rbase, (size_t)first,
+					   to, n, &at)) {
+			s = at + ctx.best.start;
+			/* the resume point may have moved past what kstart
+			 * was computed from */
+			if (!all && s >= st->kstart && st->resume > st->kstart)
+				st->kstart = tds_kstart(conf, r, rbase, n,
+							st->resume);
+			if (all || s < st->kstart ||
+			    (overlap && s == st->kstart)) {
+				m->start = s;
+				m->end = at + ctx.best.end;
+				m->id = ctx.best.id;
+				if (overlap) {
+					st->have_prev = true;
+					st->prev_start = m->start;
+					st->prev_end = m->end;
+					st->prev_id = m->id;
+					st->resume = m->start;
+				} else {
+					st->resume = m->end;
+				}
+				return 1;
+			}
+		}
+		/* nothing more decided in this region */
+		switch (st->phase) {
+		case TDS_HEAD:
+			st->phase = TDS_BULK;
+			continue;
+		case TDS_BULK:
+			st->kstart = tds_kstart(conf, in->data, in->offset,
+						in->len, st->resume);
+			st->phase = TDS_TAIL;
+			continue;
+		case TDS_TAIL:
+		case TDS_SHORT:
+			if (st->resume > st->kstart)
+				st->kstart = tds_kstart(conf, r, rbase, n,
+							st->resume);
+			tds_carry(st, r, rbase, n);
+			return 0;
+		default:
+			st->hlen = 0;
+			st->phase = TDS_IDLE;
+			return 0;
+		}
+	}
+}
+
 static const struct ts_stream_ops td_stream_ops = {
+	.state_size = tds_size,
+	.reset = tds_reset,
+	.next = tds_next,
 	.keep = td_keep,
 };
 
