@@ -267,69 +267,68 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * T[2 * j] and T[2 * j + 1] are key position j's low and high nibble
  * tables; inlined with constant keyw and fat, they stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP, REACH)      \
-	do {                                                                 \
-		const size_t n = last + t->longest;                          \
-		size_t p = from, vend;                                       \
-		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                    \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                \
-		u8 buf1[2 * (W)] __attribute__((aligned(64)));               \
-		unsigned int j_;                                             \
-                                                                             \
-		for (j_ = 0; j_ < keyw; j_++) {                              \
-			LOADT(T0[2 * j_], t->lo[0][j_]);                     \
-			LOADT(T0[2 * j_ + 1], t->hi[0][j_]);                 \
-			if (fat) {                                           \
-				LOADT(T1[2 * j_], t->lo[1][j_]);             \
-				LOADT(T1[2 * j_ + 1], t->hi[1][j_]);         \
-			}                                                    \
-		}                                                            \
-		if (n >= (REACH)) {                                          \
-			vend = n - (REACH);                                  \
-			if (vend > last)                                     \
-				vend = last;                                 \
-			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
-				vec a = MASK(p, T0), b = MASK(p + (W), T0);  \
-				vec a1 = a, b1 = b;                          \
-				uint64_t m;                                  \
-				if (fat) {                                   \
-					a1 = MASK(p, T1);                    \
-					b1 = MASK(p + (W), T1);              \
-				}                                            \
-				m = NZ(OR(a, a1)) | NZ(OR(b, b1))            \
-							    << ((W) % 64);   \
-				if (__builtin_expect(!m, 1))                 \
-					continue;                            \
-				STORE(buf, a);                               \
-				STORE(buf + (W), b);                         \
-				if (fat) {                                   \
-					STORE(buf1, a1);                     \
-					STORE(buf1 + (W), b1);               \
-				}                                            \
-				if (td_walk(t, s, p, m, buf,                 \
-					    fat ? buf1 : NULL, last, sbase,  \
-					    ctx))                            \
-					return true;                         \
-			}                                                    \
-			for (; p <= vend; p += (W)) {                        \
-				vec a = MASK(p, T0), a1 = a;                 \
-				uint64_t m;                                  \
-				if (fat)                                     \
-					a1 = MASK(p, T1);                    \
-				m = NZ(OR(a, a1));                           \
-				if (__builtin_expect(!m, 1))                 \
-					continue;                            \
-				STORE(buf, a);                               \
-				if (fat)                                     \
-					STORE(buf1, a1);                     \
-				if (td_walk(t, s, p, m, buf,                 \
-					    fat ? buf1 : NULL, last, sbase,  \
-					    ctx))                            \
-					return true;                         \
-			}                                                    \
-		}                                                            \
-		return p <= last &&                                          \
-		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw);    \
+#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP, REACH, TAIL) \
+	do {                                                                  \
+		const size_t n = last + t->longest;                           \
+		size_t p = from, vend;                                        \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                     \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                 \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));                \
+		unsigned int j_;                                              \
+                                                                              \
+		for (j_ = 0; j_ < keyw; j_++) {                               \
+			LOADT(T0[2 * j_], t->lo[0][j_]);                      \
+			LOADT(T0[2 * j_ + 1], t->hi[0][j_]);                  \
+			if (fat) {                                            \
+				LOADT(T1[2 * j_], t->lo[1][j_]);              \
+				LOADT(T1[2 * j_ + 1], t->hi[1][j_]);          \
+			}                                                     \
+		}                                                             \
+		if (n >= (REACH)) {                                           \
+			vend = n - (REACH);                                   \
+			if (vend > last)                                      \
+				vend = last;                                  \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {  \
+				vec a = MASK(p, T0), b = MASK(p + (W), T0);   \
+				vec a1 = a, b1 = b;                           \
+				uint64_t m;                                   \
+				if (fat) {                                    \
+					a1 = MASK(p, T1);                     \
+					b1 = MASK(p + (W), T1);               \
+				}                                             \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))             \
+							    << ((W) % 64);    \
+				if (__builtin_expect(!m, 1))                  \
+					continue;                             \
+				STORE(buf, a);                                \
+				STORE(buf + (W), b);                          \
+				if (fat) {                                    \
+					STORE(buf1, a1);                      \
+					STORE(buf1 + (W), b1);                \
+				}                                             \
+				if (td_walk(t, s, p, m, buf,                  \
+					    fat ? buf1 : NULL, last, sbase,   \
+					    ctx))                             \
+					return true;                          \
+			}                                                     \
+			for (; p <= vend; p += (W)) {                         \
+				vec a = MASK(p, T0), a1 = a;                  \
+				uint64_t m;                                   \
+				if (fat)                                      \
+					a1 = MASK(p, T1);                     \
+				m = NZ(OR(a, a1));                            \
+				if (__builtin_expect(!m, 1))                  \
+					continue;                             \
+				STORE(buf, a);                                \
+				if (fat)                                      \
+					STORE(buf1, a1);                      \
+				if (td_walk(t, s, p, m, buf,                  \
+					    fat ? buf1 : NULL, last, sbase,   \
+					    ctx))                             \
+					return true;                          \
+			}                                                     \
+		}                                                             \
+		return p <= last && TAIL;                                     \
 	} while (0)
 
 /* ---- SSSE3 ---- */
@@ -375,7 +374,8 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		const bool fat)
 {
 	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16,
-		       _mm_or_si128, 2, keyw + 15);
+		       _mm_or_si128, 2, keyw + 15,
+		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
 
 /* ---- AVX2 ---- */
@@ -428,7 +428,8 @@ td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	       const bool fat)
 {
 	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32,
-		       _mm256_or_si256, 2, 64);
+		       _mm256_or_si256, 2, 64,
+		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
 
 /* ---- AVX-512BW: one vector per step (64 starts fill the mask) ---- */
@@ -454,13 +455,10 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
  * straddle two cache lines, which costs more than the shuffles, and much
  * more when the data streams from memory.  x holds bytes p + 16 on, and
  * alignr then shifts each 16-byte lane by j within (x : a). */
-TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
-						    unsigned int keyw,
-						    const __m512i *T)
+TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64ax(__m512i a, __m512i x,
+						      unsigned int keyw,
+						      const __m512i *T)
 {
-	__m512i a = _mm512_loadu_si512((const void *)(s + p));
-	__m512i x = _mm512_alignr_epi32(
-		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
 	__m512i m = td_nib64(a, T[0], T[1]);
 
 	if (keyw > 1)
@@ -475,6 +473,59 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
 	return m;
 }
 
+TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
+						    unsigned int keyw,
+						    const __m512i *T)
+{
+	__m512i a = _mm512_loadu_si512((const void *)(s + p));
+	__m512i x = _mm512_alignr_epi32(
+		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
+
+	return td_mask64ax(a, x, keyw, T);
+}
+
+/* The starts from p to last where the block ends before p + 128: masked
+ * loads (the bytes past the block read as 0, and no start up to last
+ * needs them), instead of the scalar filter that short blocks (stream
+ * writes) would otherwise take. */
+TD_TARGET_AVX512 static TD_INLINE bool
+td_tail64(const struct teddy *t, const u8 *s, size_t p, size_t last,
+	  uint64_t sbase, struct td_ctx *ctx, unsigned int keyw, bool fat,
+	  const __m512i *T0, const __m512i *T1)
+{
+	const size_t n = last + t->longest;
+	u8 buf[64] __attribute__((aligned(64)));
+	u8 buf1[64] __attribute__((aligned(64)));
+
+	for (; p <= last; p += 64) {
+		size_t left = n - p, cnt = last - p + 1;
+		__mmask64 k0 = left >= 64 ? ~0ull : (1ull << left) - 1;
+		__mmask64 k1 = left >= 128 ? ~0ull :
+			       left <= 64  ? 0 :
+					     (1ull << (left - 64)) - 1;
+		__m512i a = _mm512_maskz_loadu_epi8(k0, s + p);
+		__m512i x = _mm512_alignr_epi32(
+			_mm512_maskz_loadu_epi8(k1, s + p + 64), a, 4);
+		__m512i m0 = td_mask64ax(a, x, keyw, T0), m1 = m0;
+		uint64_t m;
+
+		if (fat)
+			m1 = td_mask64ax(a, x, keyw, T1);
+		m = TD_NZ64(_mm512_or_si512(m0, m1));
+		if (cnt < 64)
+			m &= (1ull << cnt) - 1;
+		if (!m)
+			continue;
+		TD_STORE64(buf, m0);
+		if (fat)
+			TD_STORE64(buf1, m1);
+		if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last, sbase,
+			    ctx))
+			return true;
+	}
+	return false;
+}
+
 #define TD_MASK64(p, T) td_mask64(s, p, keyw, T)
 
 TD_TARGET_AVX512 static TD_INLINE bool
@@ -483,7 +534,8 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		 const bool fat)
 {
 	TD_VECTOR_SCAN(64, __m512i, TD_LOADT64, TD_MASK64, TD_NZ64, TD_STORE64,
-		       _mm512_or_si512, 1, 128);
+		       _mm512_or_si512, 1, 128,
+		       td_tail64(t, s, p, last, sbase, ctx, keyw, fat, T0, T1));
 }
 
 /* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
