@@ -977,7 +977,8 @@ static void shared_config(void **unused)
  * search (checked against the reference above) is the model here.
  */
 
-#define MAX_MATCHES 512
+#define MAX_MATCHES 4096
+#define LONG_DATA 3000 /* past the slots a stream has: the ring wraps */
 
 struct m64 {
 	uint64_t start, end;
@@ -1031,6 +1032,9 @@ static int drain(struct ts_stream *s, struct m64 *out, struct yielded *when,
 	}
 	return ret;
 }
+
+/* Matches the last stream_all() yielded, even if it failed. */
+static unsigned int stream_yielded;
 
 /*
  * Write @d to a fresh stream of @conf in random cuts (0- and 1-byte writes
@@ -1092,6 +1096,7 @@ static int stream_all(struct ts_config *conf, const u8 *d, unsigned int len,
 	}
 out:
 	textsearch_stream_free(s);
+	stream_yielded = n;
 	return ret < 0 ? ret : (int)n;
 }
 
@@ -1148,9 +1153,50 @@ static long stream_case(struct rng *r, const struct fcase *c, int flags,
 	return (long)nwant + 1;
 }
 
+/*
+ * A case with data of LONG_DATA bytes drawn from its alphabet.  With
+ * TS_OVERLAP a stream may run out of slots for undecided starts: then it
+ * must have yielded a prefix of the matches and say -ENOBUFS (*@overflow).
+ */
+static long stream_long_case(struct rng *r, struct fcase *c, int flags,
+			     unsigned long *overflow)
+{
+	static struct m64 want[MAX_MATCHES], got[MAX_MATCHES];
+	static u8 d[LONG_DATA];
+	struct ts_config *conf = prepare_flags(c, flags);
+	unsigned int nwant, i;
+	int ngot;
+
+	for (i = 0; i < LONG_DATA; i++)
+		d[i] = pick(r, c);
+	nwant = pull_all(conf, d, LONG_DATA, want);
+	ngot = stream_all(conf, d, LONG_DATA, r, false, got, NULL);
+	textsearch_destroy(conf);
+	if (ngot == -ENOBUFS && (flags & TS_OVERLAP)) {
+		++*overflow;
+		ngot = (int)stream_yielded; /* a prefix of them */
+		if (nwant > (unsigned int)ngot)
+			nwant = (unsigned int)ngot;
+	}
+	for (i = 0; i < nwant || (ngot >= 0 && i < (unsigned int)ngot); i++) {
+		if (ngot < 0 || i >= nwant || i >= (unsigned int)ngot ||
+		    got[i].start != want[i].start ||
+		    got[i].end != want[i].end) {
+			c->dlen = 0;
+			report_stream(c, flags,
+				      ngot < 0 ? "error (long data)" :
+						 "differs (long data)",
+				      i, got, ngot, want, nwant);
+			return -1;
+		}
+	}
+	return (long)nwant + 1;
+}
+
 static void stream_differential(void **unused)
 {
-	unsigned long n = case_count() / 2, i, results = 0;
+	unsigned long n = case_count() / 2, i, results = 0, longs = 0;
+	unsigned long overflow = 0;
 	struct rng r = { test_seed("fsm stream differential", 20261205) };
 
 	(void)unused;
@@ -1163,10 +1209,18 @@ static void stream_differential(void **unused)
 		b = stream_case(&r, &c, TS_OVERLAP, rng_below(&r, 8) == 0);
 		assert_true(a >= 0 && b >= 0);
 		results += (unsigned long)(a + b);
+		if (i % 64 == 0) {
+			a = stream_long_case(&r, &c, 0, &overflow);
+			b = stream_long_case(&r, &c, TS_OVERLAP, &overflow);
+			assert_true(a >= 0 && b >= 0);
+			results += (unsigned long)(a + b);
+			longs += 2;
+		}
 	}
-	printf("# fsm stream differential: %lu cases, %lu results compared, "
+	printf("# fsm stream differential: %lu cases (%lu with %u bytes of "
+	       "data, %lu of them out of slots), %lu results compared, "
 	       "0 failures\n",
-	       n, results);
+	       n, longs, LONG_DATA, overflow, results);
 	assert_true(n < 100000 || results >= 200000);
 }
 
