@@ -1209,7 +1209,7 @@ static void stream_differential(void **unused)
 		b = stream_case(&r, &c, TS_OVERLAP, rng_below(&r, 8) == 0);
 		assert_true(a >= 0 && b >= 0);
 		results += (unsigned long)(a + b);
-		if (i % 64 == 0) {
+		if (i % 128 == 0) {
 			a = stream_long_case(&r, &c, 0, &overflow);
 			b = stream_long_case(&r, &c, TS_OVERLAP, &overflow);
 			assert_true(a >= 0 && b >= 0);
