@@ -520,11 +520,13 @@ static unsigned int fsm_get_pattern_len(struct ts_config *conf)
  * p - 1 matched, or p - 1 was searched and its byte is of the head class.
  *
  * Either way the searches in flight live in a ring of slots, each with room
- * for ntok + 1 threads twice, allocated with the stream.  The ring is
- * bounded, and undecided starts are not: with TS_OVERLAP, a wildcard head
- * and "a", ALPHA*, DIGIT, each 'a' of a word starts a match that is decided
- * only by the word's end, and all must be remembered.  A stream that needs
- * more slots than it has returns -ENOBUFS from next() until reset.
+ * for ntok + 1 threads twice, allocated with the stream: 2 * ntok + 8 for
+ * a chain, as many as fit in 128 KiB (8 to 256) with TS_OVERLAP.  The ring
+ * is bounded, and undecided starts are not: with TS_OVERLAP, a wildcard
+ * head and "a", ALPHA*, DIGIT, each 'a' of a word starts a match that is
+ * decided only by the word's end, and all must be remembered.  A stream
+ * that needs more slots than it has fails with -ENOBUFS from next() (after
+ * yielding the matches before) until reset.
  */
 
 #define FSM_STREAM_BUDGET (128u * 1024) /* bytes of slots to aim at */
@@ -557,10 +559,15 @@ static size_t fsm_slot_bytes(const struct fsm *f)
 	       2 * ((size_t)f->ntok + 1) * sizeof(struct thread);
 }
 
-static unsigned int fsm_stream_cap(const struct fsm *f)
+static unsigned int fsm_stream_cap(const struct fsm *f, bool overlap)
 {
 	size_t n = FSM_STREAM_BUDGET / fsm_slot_bytes(f);
 
+	/* a chain seldom holds more than 3 searches (the most seen in the
+	 * random tests, long data included): an undecided one, one decided
+	 * after it, and the next one */
+	if (!overlap)
+		return f->ntok < 124 ? 2 * f->ntok + 8 : FSM_STREAM_MAX_SLOTS;
 	if (n < FSM_STREAM_MIN_SLOTS)
 		return FSM_STREAM_MIN_SLOTS;
 	return n > FSM_STREAM_MAX_SLOTS ? FSM_STREAM_MAX_SLOTS :
@@ -575,7 +582,8 @@ static size_t fsm_stream_size(struct ts_config *conf)
 	/* header, marks, slots with their threads, then pending */
 	if (!ts_size_mul(nslots, 2 * sizeof(uint64_t), &size) ||
 	    !ts_size_add(size, sizeof(struct fsm_stream), &size) ||
-	    !ts_size_mul(fsm_slot_bytes(f), fsm_stream_cap(f), &part) ||
+	    !ts_size_mul(fsm_slot_bytes(f),
+			 fsm_stream_cap(f, conf->flags & TS_OVERLAP), &part) ||
 	    !ts_size_add(size, part, &size) ||
 	    !ts_size_add(size, nslots * sizeof(unsigned int), &size))
 		return SIZE_MAX;
@@ -592,7 +600,7 @@ static void fsm_stream_reset(struct ts_config *conf, void *state)
 	memset(st, 0, sizeof(*st));
 	st->f = f;
 	st->overlap = conf->flags & TS_OVERLAP;
-	st->cap = fsm_stream_cap(f);
+	st->cap = fsm_stream_cap(f, st->overlap);
 	st->vm.f = f;
 	st->vm.gen = 1;
 	st->vm.seen_entry = (uint64_t *)(st + 1);
