@@ -4,7 +4,12 @@
  * and in random blocks down to one byte, whole find/next sequences with
  * zero-width matches; then the rejected patterns, the pattern getters, every
  * class on all 256 bytes, the classic examples, and the kernel bugs that are
- * repaired here.
+ * repaired here.  Then push-mode streams: random cases written in random
+ * cuts against the pull search of the whole data, with and without
+ * TS_OVERLAP; each match yielded right after the write that decided it
+ * (checked by extending what was written before); matches that wait on
+ * later bytes; offsets past 4 GiB; more undecided starts than a stream has
+ * room for.
  *
  * TS_TEST_CASES sets the number of random cases (default 300000);
  * TS_TEST_SEED repeats a run.
