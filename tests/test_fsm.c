@@ -1243,7 +1243,8 @@ static bool same_match(struct ts_config *conf, const u8 *d, unsigned int plen,
 
 	assert_true(plen + xlen <= sizeof(buf));
 	memcpy(buf, d, plen);
-	memcpy(buf + plen, x, xlen);
+	if (xlen) /* x may be NULL */
+		memcpy(buf + plen, x, xlen);
 	n = pull_all(conf, buf, plen + xlen, all);
 	return i < n && all[i].start == m->start && all[i].end == m->end;
 }
