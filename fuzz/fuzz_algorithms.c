@@ -45,6 +45,9 @@
  *            SET_MAX_DATA bytes)
  * and is checked against ref_set_matches(), match ids and lengths too.
  *
+ * An fsm case is also written to streams (with and without TS_OVERLAP) in
+ * the same cuts and checked against the pull search: fsm_stream_check().
+ *
  * The shiftor plugin is found through TEXTSEARCH_PLUGIN_PATH; when that is
  * unset, the fuzz build compiles in FUZZ_PLUGIN_DIR.
  */
@@ -52,6 +55,7 @@
 #include "testsupport.h"
 #include "textsearch.h"
 #include "textsearch_fsm.h"
+#include "textsearch_stream.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -417,6 +421,73 @@ static void run_set(struct fuzz_case *c)
 	textsearch_destroy(conf);
 }
 
+/*
+ * fsm streams: the data written in the input's cuts must yield the matches
+ * of the pull search over it, with and without TS_OVERLAP.  A stream with
+ * TS_OVERLAP may run out of room for undecided starts (-ENOBUFS) after
+ * yielding a prefix of them.
+ */
+
+/* Drain @s, checking each match against the pull search in @st. */
+static int fsm_stream_drain(struct ts_stream *s, struct ts_config *conf,
+			    struct ts_state *st, unsigned int *pos,
+			    unsigned int *i)
+{
+	struct ts_match m;
+	int ret;
+
+	while ((ret = textsearch_stream_next(s, &m)) > 0) {
+		if (*pos == UINT_MAX || m.start != *pos ||
+		    m.end != *pos + textsearch_match_len(conf, st))
+			die("fsm stream%s: match %u is [%llu, %llu), the pull "
+			    "search says %u",
+			    conf->flags & TS_OVERLAP ? " (TS_OVERLAP)" : "", *i,
+			    (unsigned long long)m.start,
+			    (unsigned long long)m.end, *pos);
+		*pos = textsearch_next(conf, st);
+		++*i;
+	}
+	if (ret < 0 && (ret != -ENOBUFS || !(conf->flags & TS_OVERLAP)))
+		die("fsm stream: next gave %d", ret);
+	return ret;
+}
+
+static void fsm_stream_check(const struct fuzz_case *c, int flags)
+{
+	struct ts_config *conf =
+		textsearch_prepare("fsm", c->pat, c->plen, GFP_KERNEL, flags);
+	unsigned int off = 0, i = 0, k, pos;
+	struct ts_stream *s;
+	struct ts_state st;
+	int ret = 0;
+
+	if (IS_ERR(conf))
+		die("fsm stream: prepare failed");
+	s = textsearch_stream_open(conf, GFP_KERNEL);
+	if (IS_ERR(s))
+		die("fsm stream: open failed");
+	pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);
+	for (k = 0; k <= c->ncuts && ret >= 0; k++) {
+		unsigned int to = k < c->ncuts && c->cuts[k] < c->dlen ?
+					  c->cuts[k] :
+					  c->dlen;
+
+		if (textsearch_stream_write(s, c->data + off, to - off))
+			die("fsm stream: write refused");
+		off = to;
+		ret = fsm_stream_drain(s, conf, &st, &pos, &i);
+	}
+	if (ret >= 0) {
+		if (textsearch_stream_end(s))
+			die("fsm stream: end refused");
+		ret = fsm_stream_drain(s, conf, &st, &pos, &i);
+	}
+	if (ret == 0 && pos != UINT_MAX)
+		die("fsm stream: match %u at %u never yielded", i, pos);
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+}
+
 static void run(struct fuzz_case *c)
 {
 	int flags = (c->icase ? TS_IGNORECASE : 0) | TS_AUTOLOAD |
@@ -476,6 +547,10 @@ static void run(struct fuzz_case *c)
 	blocks_free(b);
 	free(want);
 	textsearch_destroy(conf);
+	if (c->algo == 3) {
+		fsm_stream_check(c, 0);
+		fsm_stream_check(c, TS_OVERLAP);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
