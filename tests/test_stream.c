@@ -71,6 +71,21 @@ static const struct algo algos[] = {
 };
 #define N_ALGOS (sizeof(algos) / sizeof(algos[0]))
 
+/* TS_TEST_STREAM_ALGOS=kmp,ac runs only those (to chase a failure). */
+static bool algo_wanted(const struct algo *a)
+{
+	const char *env = getenv("TS_TEST_STREAM_ALGOS");
+	size_t n = strlen(a->name);
+	const char *p;
+
+	if (!env)
+		return true;
+	for (p = strstr(env, a->name); p; p = strstr(p + 1, a->name))
+		if ((p == env || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
 /* ---- patterns ---- */
 
 struct pset {
@@ -143,7 +158,7 @@ static void random_set(struct rng *r, struct pset *s, unsigned int count,
 	}
 }
 
-static inline unsigned int longest(const struct pset *s)
+static unsigned int longest(const struct pset *s)
 {
 	unsigned int i, l = 0;
 
@@ -422,7 +437,7 @@ static unsigned long differential_case(struct rng *r, int alpha,
 	for (a = 0; a < N_ALGOS; a++) {
 		const struct algo *al = &algos[a];
 
-		if (ps.count > 1 && !al->set)
+		if ((ps.count > 1 && !al->set) || !algo_wanted(al))
 			continue;
 		if (al->max_count && ps.count > (unsigned int)al->max_count)
 			continue;
@@ -505,10 +520,745 @@ static void differential(void **unused)
 	assert_true(cases < 400 || compared >= 1000000);
 }
 
+/* ---- 2. as soon as decided ---- */
+
+/*
+ * A match of the data so far is decided when every continuation leaves it
+ * where it is: the same start, end and id at the same rank of the pull
+ * search.  A continuation can only change a match through a match that
+ * begins in the last longest-1 bytes, and that needs at most longest more
+ * bytes: every continuation of up to the longest pattern's length over the
+ * alphabet and one byte outside it (any other byte behaves as that one)
+ * covers them all.  Yielded in order, the stream must have given exactly
+ * the decided matches before the first undecided one.
+ */
+#define DEC_MAX_DATA 24
+#define DEC_MAX_LEN 4
+
+static unsigned int decided_count(struct ts_config *oracle, const u8 *data,
+				  unsigned int n, const u8 *syms,
+				  unsigned int nsyms, unsigned int maxcont)
+{
+	static struct ts_match p[DEC_MAX_DATA * 64], q[DEC_MAX_DATA * 64];
+	u8 buf[DEC_MAX_DATA + DEC_MAX_LEN];
+	unsigned int digit[DEC_MAX_LEN], np, d, len, i;
+
+	np = pull(oracle, data, n, p, sizeof(p) / sizeof(p[0]));
+	d = np;
+	memcpy(buf, data, n);
+	for (len = 1; len <= maxcont && d; len++) {
+		memset(digit, 0, sizeof(digit));
+		for (;;) {
+			unsigned int nq;
+
+			for (i = 0; i < len; i++)
+				buf[n + i] = syms[digit[i]];
+			nq = pull(oracle, buf, n + len, q,
+				  sizeof(q) / sizeof(q[0]));
+			for (i = 0; i < d && i < nq && same_match(&p[i], &q[i]);
+			     i++)
+				;
+			d = i;
+			if (!d)
+				break;
+			for (i = 0; i < len && ++digit[i] == nsyms; i++)
+				digit[i] = 0;
+			if (i == len)
+				break;
+		}
+	}
+	return d;
+}
+
+/* Stream @data in @sizes; after each write the yielded matches must be
+ * the first @decided[offset] of @want. */
+static void stream_decided(const char *algo, struct ts_config *conf,
+			   const struct pset *s, const u8 *data,
+			   unsigned int dlen, const unsigned int *sizes,
+			   unsigned int nsizes, const struct ts_match *want,
+			   unsigned int nwant, const unsigned int *decided)
+{
+	struct ts_stream *st = textsearch_stream_open(conf, GFP_KERNEL);
+	unsigned int i, k = 0, at = 0, expect;
+	struct ts_match m;
+
+	assert_false(IS_ERR_OR_NULL(st));
+	for (i = 0; i <= nsizes; i++) {
+		if (i < nsizes) {
+			assert_int_equal(textsearch_stream_write(st, data + at,
+								 sizes[i]),
+					 0);
+			at += sizes[i];
+			expect = decided[at];
+		} else {
+			assert_int_equal(textsearch_stream_end(st), 0);
+			expect = nwant;
+		}
+		while (textsearch_stream_next(st, &m) == 1) {
+			if (k >= nwant || !same_match(&m, &want[k])) {
+				dump_case(algo, s, conf->flags, data, dlen,
+					  sizes, nsizes);
+				fail_msg("%s: match %u is wrong", algo, k);
+			}
+			k++;
+		}
+		if (k != expect) {
+			dump_case(algo, s, conf->flags, data, dlen, sizes,
+				  nsizes);
+			fail_msg("%s: after %u bytes%s, %u matches yielded, "
+				 "%u decided",
+				 algo, at, i < nsizes ? "" : " and the end", k,
+				 expect);
+		}
+	}
+	textsearch_stream_free(st);
+}
+
+static void as_soon_as_decided(void **unused)
+{
+	struct rng r = { test_seed("stream decided", 20261207) };
+	unsigned long cases = 400 * scale() / 100, i, checked = 0;
+	static u8 data[DEC_MAX_DATA];
+	static unsigned int decided[DEC_MAX_DATA + 1];
+	static struct ts_match want[DEC_MAX_DATA * 64];
+	unsigned int sizes[2 * DEC_MAX_DATA + 4];
+
+	(void)unused;
+	if (SANITIZED)
+		cases /= 4;
+	for (i = 0; i < cases; i++) {
+		/* alphabets 0-3: up to 4 letters and the outside byte */
+		int alpha = (int)rng_below(&r, 4);
+		unsigned int count = rng_below(&r, 3) ? 1 + rng_below(&r, 6) :
+							1;
+		unsigned int maxlen = alpha == 3 ? 3 : DEC_MAX_LEN;
+		unsigned int dlen = rng_below(&r, DEC_MAX_DATA + 1), n, a, f;
+		u8 syms[8];
+		unsigned int nsyms = alphabet_sizes[alpha];
+
+		memcpy(syms, alphabets[alpha], nsyms);
+		syms[nsyms++] = 'z';
+		ps.icase = rng_below(&r, 3) == 0;
+		random_set(&r, &ps, count, maxlen, alpha);
+		random_data(&r, &ps, alpha, data, dlen);
+		for (f = 0; f < 2; f++) {
+			int flags = (f ? TS_OVERLAP : 0) |
+				    (ps.icase ? TS_IGNORECASE : 0);
+			struct ts_config *oracle =
+				prepare(&algos[9], &ps, flags);
+			unsigned int nwant;
+
+			assert_string_equal(algos[9].name, "ac");
+			nwant = pull(oracle, data, dlen, want,
+				     sizeof(want) / sizeof(want[0]));
+			for (n = 0; n <= dlen; n++)
+				decided[n] = decided_count(oracle, data, n,
+							   syms, nsyms,
+							   longest(&ps));
+			textsearch_destroy(oracle);
+			for (a = 0; a < N_ALGOS; a++) {
+				const struct algo *al = &algos[a];
+				struct ts_config *conf;
+				unsigned int ns;
+
+				if ((count > 1 && !al->set) || !algo_wanted(al))
+					continue;
+				conf = prepare(al, &ps, flags);
+				ns = random_sizes(&r, rng_below(&r, 3) + 1,
+						  dlen, want, nwant, sizes,
+						  sizeof(sizes) /
+							  sizeof(sizes[0]));
+				stream_decided(al->name, conf, &ps, data, dlen,
+					       sizes, ns, want, nwant, decided);
+				checked += ns + 1;
+				textsearch_destroy(conf);
+			}
+		}
+	}
+	printf("# stream decided: %lu cases, %lu writes checked\n", cases,
+	       checked);
+	assert_true(checked > cases);
+}
+
+/* The spec's example: with {"ab", "abc"} a trailing "ab" waits for the
+ * next byte, or the end. */
+static void ab_abc(void **unused)
+{
+	static const char *const set_algos[] = {
+		"ac",	      "auto",	     "teddy",	     "teddy_avx512",
+		"teddy_avx2", "teddy_ssse3", "teddy_scalar",
+	};
+	const void *pats[] = { "ab", "abc" };
+	const unsigned int lens[] = { 2, 3 };
+	unsigned int a;
+
+	(void)unused;
+	for (a = 0; a < sizeof(set_algos) / sizeof(set_algos[0]); a++) {
+		struct ts_config *conf = textsearch_prepare_set(
+			set_algos[a], pats, lens, 2, GFP_KERNEL, 0);
+		struct ts_stream *s;
+		struct ts_match m;
+
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		/* "ab" then "c": one match, "abc" */
+		assert_int_equal(textsearch_stream_write(s, "xab", 3), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		assert_int_equal(textsearch_stream_write(s, "c", 1), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 1 && m.end == 4 && m.id == 1);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		/* "ab" then "x": "ab" as soon as the "x" comes */
+		assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		assert_int_equal(textsearch_stream_write(s, "", 0), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		assert_int_equal(textsearch_stream_write(s, "x", 1), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 4 && m.end == 6 && m.id == 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		/* "ab" then the end */
+		assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		assert_int_equal(textsearch_stream_end(s), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 7 && m.end == 9 && m.id == 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+
+		/* with TS_OVERLAP "ab" sorts first whatever comes: at once */
+		conf = textsearch_prepare_set(set_algos[a], pats, lens, 2,
+					      GFP_KERNEL, TS_OVERLAP);
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 0 && m.end == 2 && m.id == 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		assert_int_equal(textsearch_stream_write(s, "c", 1), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 0 && m.end == 3 && m.id == 1);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+}
+
+/* ---- 3. the interface ---- */
+
+static void drain(struct ts_stream *s, struct ts_match *got, unsigned int *n)
+{
+	struct ts_match m;
+	int ret;
+
+	while ((ret = textsearch_stream_next(s, &m)) == 1)
+		got[(*n)++] = m;
+	assert_int_equal(ret, 0);
+}
+
+static void busy_and_invalid(void **unused)
+{
+	const void *pats[] = { "aa", "b" };
+	const unsigned int lens[] = { 2, 1 };
+	struct ts_config *conf =
+		textsearch_prepare_set("ac", pats, lens, 2, GFP_KERNEL, 0);
+	struct ts_stream *s;
+	struct ts_match m, got[16];
+	unsigned int n = 0;
+	void *mem;
+
+	(void)unused;
+	assert_false(IS_ERR(conf));
+	s = textsearch_stream_open(conf, GFP_KERNEL);
+	assert_false(IS_ERR_OR_NULL(s));
+	mem = s;
+	/* a 0-byte write with NULL data is fine, NULL with a length not */
+	assert_int_equal(textsearch_stream_write(s, NULL, 0), 0);
+	assert_int_equal(textsearch_stream_write(s, NULL, 3), -EINVAL);
+	assert_int_equal(textsearch_stream_offset(s), 0);
+	assert_true(textsearch_stream_next(s, NULL) < 0);
+
+	/* three matches wait: every write and end is refused meanwhile,
+	 * and changes nothing */
+	assert_int_equal(textsearch_stream_write(s, "baabx", 5), 0);
+	assert_int_equal(textsearch_stream_offset(s), 5);
+	assert_int_equal(textsearch_stream_next(s, &m), 1);
+	assert_true(m.start == 0 && m.end == 1 && m.id == 1);
+	assert_int_equal(textsearch_stream_write(s, "aa", 2), -EBUSY);
+	assert_int_equal(textsearch_stream_write(s, "", 0), -EBUSY);
+	assert_int_equal(textsearch_stream_write(s, NULL, 0), -EBUSY);
+	assert_int_equal(textsearch_stream_end(s), -EBUSY);
+	assert_int_equal(textsearch_stream_offset(s), 5);
+	assert_int_equal(textsearch_stream_next(s, &m), 1);
+	assert_true(m.start == 1 && m.end == 3 && m.id == 0);
+	assert_int_equal(textsearch_stream_write(s, "b", 1), -EBUSY);
+	assert_int_equal(textsearch_stream_next(s, &m), 1);
+	assert_true(m.start == 3 && m.end == 4 && m.id == 1);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	/* a trailing "a" waits for the next byte */
+	assert_int_equal(textsearch_stream_write(s, "xa", 2), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_offset(s), 7);
+	assert_int_equal(textsearch_stream_write(s, "a", 1), 0);
+	assert_int_equal(textsearch_stream_end(s), -EBUSY);
+	drain(s, got, &n);
+	assert_int_equal(n, 1);
+	assert_true(got[0].start == 6 && got[0].end == 8 && got[0].id == 0);
+	assert_int_equal(textsearch_stream_write(s, "a", 1), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	/* the end decides the waiting "a": nothing; then 0 for ever, and
+	 * no write */
+	assert_int_equal(textsearch_stream_end(s), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_write(s, "b", 1), -EINVAL);
+	assert_int_equal(textsearch_stream_offset(s), 9);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+
+	/* reset: offset 0 on the same memory, the same matches again */
+	textsearch_stream_reset(s);
+	assert_ptr_equal(s, mem);
+	assert_int_equal(textsearch_stream_offset(s), 0);
+	n = 0;
+	assert_int_equal(textsearch_stream_write(s, "baabx", 5), 0);
+	drain(s, got, &n);
+	assert_int_equal(n, 3);
+	assert_true(got[0].start == 0 && got[1].start == 1 &&
+		    got[2].start == 3);
+	/* reset with matches waiting */
+	assert_int_equal(textsearch_stream_write(s, "bb", 2), 0);
+	textsearch_stream_reset(s);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 1);
+	assert_true(m.start == 1 && m.end == 2 && m.id == 1);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	/* a trailing "a" after a reset: the end yields nothing */
+	textsearch_stream_reset(s);
+	assert_int_equal(textsearch_stream_write(s, "a", 1), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_end(s), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+}
+
+static void open_and_size(void **unused)
+{
+	static u8 big[1000];
+	struct ts_config *small, *large, *set;
+	const void *pats[] = { "abc", big };
+	const unsigned int lens[] = { 3, sizeof(big) };
+	struct ts_stream *s;
+
+	(void)unused;
+	memset(big, 'q', sizeof(big));
+	small = textsearch_prepare("kmp", "abc", 3, GFP_KERNEL, 0);
+	large = textsearch_prepare("kmp", big, sizeof(big), GFP_KERNEL, 0);
+	set = textsearch_prepare_set("ac", pats, lens, 2, GFP_KERNEL, 0);
+	assert_false(IS_ERR(small) || IS_ERR(large) || IS_ERR(set));
+	/* the history grows with the longest pattern */
+	assert_true(textsearch_stream_size(small) > 0);
+	assert_true(textsearch_stream_size(large) >=
+		    textsearch_stream_size(small) + sizeof(big) - 3);
+	assert_true(textsearch_stream_size(set) >=
+		    textsearch_stream_size(small) + sizeof(big) - 3);
+
+	/* errors: error pointers, -EINVAL */
+	s = textsearch_stream_open(NULL, GFP_KERNEL);
+	assert_true(IS_ERR(s));
+	assert_int_equal(PTR_ERR(s), -EINVAL);
+	s = textsearch_stream_open(ERR_PTR(-ENOMEM), GFP_KERNEL);
+	assert_true(IS_ERR(s));
+	assert_int_equal(PTR_ERR(s), -EINVAL);
+	s = textsearch_stream_open(small, (gfp_t)0x7777);
+	assert_true(IS_ERR(s));
+	assert_int_equal(PTR_ERR(s), -EINVAL);
+	textsearch_stream_free(s); /* ignored */
+	textsearch_stream_free(NULL);
+	s = textsearch_stream_open(small, GFP_ATOMIC);
+	assert_false(IS_ERR_OR_NULL(s));
+	textsearch_stream_free(s);
+
+	/* a long pattern across many small writes */
+	s = textsearch_stream_open(large, GFP_KERNEL);
+	assert_false(IS_ERR_OR_NULL(s));
+	{
+		struct ts_match m;
+		unsigned int i;
+
+		/* a match ends in each write that passes a multiple of
+		 * the pattern's length */
+		for (i = 0; i < 3 * sizeof(big); i += 7) {
+			bool hit = (i + 7) / sizeof(big) > i / sizeof(big);
+			size_t end = (i + 7) / sizeof(big) * sizeof(big);
+
+			assert_int_equal(textsearch_stream_write(s, big, 7), 0);
+			assert_int_equal(textsearch_stream_next(s, &m), hit);
+			if (hit) {
+				assert_int_equal(m.start, end - sizeof(big));
+				assert_int_equal(m.end, end);
+				assert_int_equal(textsearch_stream_next(s, &m),
+						 0);
+			}
+		}
+	}
+	textsearch_stream_free(s);
+	textsearch_destroy(small);
+	textsearch_destroy(large);
+	textsearch_destroy(set);
+}
+
+/* 64 streams on one config, written in turns, each its own data. */
+static void many_streams(void **unused)
+{
+	enum { NS = 64, LEN = 2000 };
+	struct rng r = { test_seed("many streams", 77) };
+	const void *pats[] = { "abab", "ba", "bbb", "a" };
+	const unsigned int lens[] = { 4, 2, 3, 1 };
+	struct ts_config *conf = textsearch_prepare_set("ac", pats, lens, 4,
+							GFP_KERNEL, TS_OVERLAP);
+	static u8 data[NS][LEN];
+	static struct ts_match want[NS][LEN * 4];
+	unsigned int nwant[NS], k[NS] = { 0 }, at[NS] = { 0 }, i, busy = NS;
+	struct ts_stream *s[NS];
+	unsigned long compared = 0;
+
+	(void)unused;
+	assert_false(IS_ERR(conf));
+	for (i = 0; i < NS; i++) {
+		unsigned int j;
+
+		for (j = 0; j < LEN; j++)
+			data[i][j] = (u8) "abc"[rng_below(&r, 3)];
+		nwant[i] = pull(conf, data[i], LEN, want[i], LEN * 4);
+		s[i] = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR_OR_NULL(s[i]));
+	}
+	while (busy) {
+		for (i = 0; i < NS; i++) {
+			unsigned int n = rng_below(&r, 40);
+			struct ts_match m;
+
+			if (at[i] > LEN)
+				continue;
+			if (at[i] == LEN) {
+				assert_int_equal(textsearch_stream_end(s[i]),
+						 0);
+				at[i]++;
+				busy--;
+			} else {
+				if (n > LEN - at[i])
+					n = LEN - at[i];
+				assert_int_equal(textsearch_stream_write(
+							 s[i], data[i] + at[i],
+							 n),
+						 0);
+				at[i] += n;
+			}
+			while (textsearch_stream_next(s[i], &m) == 1) {
+				assert_true(k[i] < nwant[i]);
+				assert_true(same_match(&m, &want[i][k[i]]));
+				k[i]++;
+				compared++;
+			}
+		}
+	}
+	for (i = 0; i < NS; i++) {
+		assert_int_equal(k[i], nwant[i]);
+		textsearch_stream_free(s[i]);
+	}
+	printf("# many streams: %d streams, %lu matches compared\n", NS,
+	       compared);
+	textsearch_destroy(conf);
+}
+
+/* ---- 4. 64-bit offsets ---- */
+
+#define GIB (1ull << 30)
+
+static void expect_match(struct ts_stream *s, uint64_t start, uint64_t end,
+			 unsigned int id)
+{
+	struct ts_match m;
+
+	assert_int_equal(textsearch_stream_next(s, &m), 1);
+	if (m.start != start || m.end != end || m.id != id)
+		fail_msg("match [%llu, %llu) id %u, want [%llu, %llu) id %u",
+			 (unsigned long long)m.start, (unsigned long long)m.end,
+			 m.id, (unsigned long long)start,
+			 (unsigned long long)end, id);
+}
+
+/* Write @n bytes at @p and expect the matches in @want (@nwant). */
+static void write_expect(struct ts_stream *s, const void *p, size_t n,
+			 const struct ts_match *want, unsigned int nwant)
+{
+	struct ts_match m;
+	unsigned int i;
+
+	assert_int_equal(textsearch_stream_write(s, p, n), 0);
+	for (i = 0; i < nwant; i++) {
+		if (i == 0)
+			assert_int_equal(textsearch_stream_end(s), -EBUSY);
+		expect_match(s, want[i].start, want[i].end, want[i].id);
+	}
+	if (textsearch_stream_next(s, &m) != 0)
+		fail_msg("at offset %llu, a match [%llu, %llu) id %u too many",
+			 (unsigned long long)textsearch_stream_offset(s),
+			 (unsigned long long)m.start, (unsigned long long)m.end,
+			 m.id);
+}
+
+/*
+ * Offsets past 4 GiB, from zero pages (mapped up front: touching them one
+ * by one is slow on some machines): a write of 1.25 GiB (taken in 1 GiB
+ * windows) and "xhellox"; more such writes and "hel" up to offset 2^32,
+ * "lo" past it; 1.25 GiB more and "hello".  For "hello" (rarebyte) and the
+ * set {"hello", "lo", "hel"} (teddy, with and without TS_OVERLAP).  ac is
+ * slower (about 1 s per GiB here, with the prefilter of 64 patterns or
+ * more): only the part across 2^32.
+ */
+static void past_4gib(void **unused)
+{
+	static char more[61][6];
+	const void *pats[64] = { "hello", "lo", "hel" };
+	unsigned int lens[64] = { 5, 2, 3 }, i;
+	const uint64_t z = 5 * GIB / 4, b32 = 1ull << 32;
+	const u8 *zeros =
+		mmap(NULL, z, PROT_READ,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE,
+		     -1, 0);
+	static const struct {
+		const char *name;
+		unsigned int count;
+		int flags;
+	} cases[] = {
+		{ "rarebyte", 1, 0 },
+		{ "teddy", 3, 0 },
+		{ "teddy", 3, TS_OVERLAP },
+		{ "ac", 64, 0 },
+	};
+	unsigned int c;
+
+	(void)unused;
+	assert_true(zeros != MAP_FAILED);
+	for (i = 3; i < 64; i++) {
+		snprintf(more[i - 3], sizeof(more[0]), "q%02uqq", i);
+		pats[i] = more[i - 3];
+		lens[i] = 5;
+	}
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		bool ov = cases[c].flags & TS_OVERLAP;
+		bool whole = strcmp(cases[c].name, "ac") != 0;
+		struct ts_config *conf =
+			cases[c].count > 1 ?
+				textsearch_prepare_set(cases[c].name, pats,
+						       lens, cases[c].count,
+						       GFP_KERNEL,
+						       cases[c].flags) :
+				textsearch_prepare(cases[c].name, "hello", 5,
+						   GFP_KERNEL, cases[c].flags);
+		struct timespec t0, t1;
+		struct ts_stream *s;
+		struct ts_match m;
+		uint64_t at, e;
+
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR_OR_NULL(s));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (whole) {
+			/* "hel" sorts before "hello" with TS_OVERLAP */
+			struct ts_match w[] = {
+				{ z + 1, z + 4, 2 },
+				{ z + 1, z + 6, 0 },
+				{ z + 4, z + 6, 1 },
+			};
+
+			write_expect(s, zeros, z, NULL, 0);
+			assert_int_equal(textsearch_stream_offset(s), z);
+			if (ov)
+				write_expect(s, "xhellox", 7, w, 3);
+			else
+				write_expect(s, "xhellox", 7, &w[1], 1);
+			write_expect(s, zeros, z, NULL, 0);
+			write_expect(s, zeros, z, NULL, 0);
+		}
+		at = textsearch_stream_offset(s);
+		while (at < b32 - 3) {
+			uint64_t n = b32 - 3 - at < z ? b32 - 3 - at : z;
+
+			write_expect(s, zeros, n, NULL, 0);
+			at += n;
+		}
+		assert_int_equal(textsearch_stream_offset(s), b32 - 3);
+		{
+			struct ts_match w[] = {
+				{ b32 - 3, b32, 2 },
+				{ b32 - 3, b32 + 2, 0 },
+				{ b32, b32 + 2, 1 },
+			};
+
+			write_expect(s, "hel", 3, w, ov ? 1 : 0);
+			assert_int_equal(textsearch_stream_offset(s), b32);
+			write_expect(s, "lo", 2, ov ? &w[1] : w + 1,
+				     ov ? 2 : 1);
+		}
+		if (whole) {
+			write_expect(s, zeros, z, NULL, 0);
+			e = b32 + 2 + z;
+			{
+				struct ts_match w[] = {
+					{ e, e + 3, 2 },
+					{ e, e + 5, 0 },
+					{ e + 3, e + 5, 1 },
+				};
+
+				/* decided at once: no pattern is longer */
+				write_expect(s, "hello", 5, ov ? w : &w[1],
+					     ov ? 3 : 1);
+				assert_int_equal(textsearch_stream_end(s), 0);
+			}
+		} else {
+			assert_int_equal(textsearch_stream_end(s), 0);
+		}
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("# past 4 GiB: %s%s: %.2f GiB in %.2f s\n",
+		       cases[c].name, ov ? " overlap" : "",
+		       (double)textsearch_stream_offset(s) / (double)GIB,
+		       (double)(t1.tv_sec - t0.tv_sec) +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+	munmap((void *)zeros, z);
+}
+
+/* ---- 5. threads ---- */
+
+#define NTHREADS 8
+
+static atomic_uint thread_failures;
+
+struct thread_arg {
+	struct ts_config *conf[3];
+	uint64_t seed;
+	unsigned long compared;
+};
+
+static void *stream_worker(void *p)
+{
+	struct thread_arg *t = p;
+	struct rng r = { t->seed };
+	u8 data[1500];
+	static _Thread_local struct ts_match want[1500 * 8];
+	unsigned int iter, c;
+
+	for (iter = 0; iter < (SANITIZED ? 40u : 200u); iter++) {
+		unsigned int dlen = rng_below(&r, sizeof(data)), i;
+
+		for (i = 0; i < dlen; i++)
+			data[i] = (u8) "abcX"[rng_below(&r, 4)];
+		for (c = 0; c < 3; c++) {
+			struct ts_config *conf = t->conf[c];
+			struct ts_stream *s =
+				textsearch_stream_open(conf, GFP_KERNEL);
+			unsigned int nwant, k = 0, at = 0;
+			struct ts_match m;
+
+			nwant = pull(conf, data, dlen, want, 1500 * 8);
+			if (IS_ERR_OR_NULL(s)) {
+				atomic_fetch_add(&thread_failures, 1);
+				return NULL;
+			}
+			while (at <= dlen) {
+				unsigned int n = rng_below(&r, 64);
+				int ret;
+
+				if (at == dlen) {
+					ret = textsearch_stream_end(s);
+					at++;
+				} else {
+					if (n > dlen - at)
+						n = dlen - at;
+					ret = textsearch_stream_write(
+						s, data + at, n);
+					at += n;
+				}
+				if (ret)
+					atomic_fetch_add(&thread_failures, 1);
+				while (textsearch_stream_next(s, &m) == 1) {
+					if (k >= nwant ||
+					    !same_match(&m, &want[k]))
+						atomic_fetch_add(
+							&thread_failures, 1);
+					k++;
+				}
+			}
+			if (k != nwant)
+				atomic_fetch_add(&thread_failures, 1);
+			t->compared += nwant + 1;
+			textsearch_stream_free(s);
+		}
+	}
+	return NULL;
+}
+
+static void threads_share_a_config(void **unused)
+{
+	const void *pats[] = { "abc", "ab", "bca", "cX", "XXa" };
+	const unsigned int lens[] = { 3, 2, 3, 2, 3 };
+	struct thread_arg args[NTHREADS];
+	pthread_t th[NTHREADS];
+	struct ts_config *conf[3];
+	unsigned long compared = 0;
+	int i;
+
+	(void)unused;
+	conf[0] = textsearch_prepare_set("ac", pats, lens, 5, GFP_KERNEL,
+					 TS_OVERLAP);
+	conf[1] = textsearch_prepare_set("teddy", pats, lens, 5, GFP_KERNEL,
+					 TS_IGNORECASE);
+	conf[2] = textsearch_prepare("rarebyte", "abca", 4, GFP_KERNEL, 0);
+	for (i = 0; i < 3; i++)
+		assert_false(IS_ERR(conf[i]));
+	for (i = 0; i < NTHREADS; i++) {
+		args[i] = (struct thread_arg){ { conf[0], conf[1], conf[2] },
+					       1000 + (uint64_t)i,
+					       0 };
+		assert_int_equal(pthread_create(&th[i], NULL, stream_worker,
+						&args[i]),
+				 0);
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		compared += args[i].compared;
+	}
+	printf("# threads: %d threads, %lu results compared\n", NTHREADS,
+	       compared);
+	assert_int_equal(atomic_load(&thread_failures), 0);
+	assert_true(compared > 0);
+	for (i = 0; i < 3; i++)
+		textsearch_destroy(conf[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(differential),
+		cmocka_unit_test(ab_abc),
+		cmocka_unit_test(as_soon_as_decided),
+		cmocka_unit_test(busy_and_invalid),
+		cmocka_unit_test(open_and_size),
+		cmocka_unit_test(many_streams),
+		cmocka_unit_test(past_4gib),
+		cmocka_unit_test(threads_share_a_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
