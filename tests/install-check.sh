@@ -2,7 +2,8 @@
 # Install into a scratch prefix, then build examples/article.c (written from
 # the article and the kernel's header only) with pkg-config against the
 # installed library and run it: it must load the shiftor plugin from the
-# installed plugin directory through TS_AUTOLOAD.  Also checks the SONAME and
+# installed plugin directory through TS_AUTOLOAD; and examples/stream.c, a
+# push-mode stream.  Also checks the SONAME and
 # that only public symbols are exported.
 set -eu
 prefix=$(mktemp -d /tmp/textsearch-install.XXXXXX)
@@ -15,7 +16,23 @@ cc -std=c11 -Wall -Wextra -Werror examples/article.c \
 	$(pkg-config --cflags --libs textsearch) \
 	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
 	-o "$prefix/article"
+# and a push-mode stream, from examples/stream.c
+cc -std=c11 -Wall -Wextra -Werror examples/stream.c \
+	$(pkg-config --cflags --libs textsearch) \
+	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
+	-o "$prefix/stream"
+got=$(printf 'a needle, a needlework' | "$prefix/stream" needle)
+[ "$got" = "$(printf '2-8\n12-18')" ] || {
+	echo "install-check: examples/stream printed '$got'" >&2; exit 1; }
 "$prefix/article"
+# and a push-mode stream, from examples/stream.c
+cc -std=c11 -Wall -Wextra -Werror examples/stream.c \
+	$(pkg-config --cflags --libs textsearch) \
+	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
+	-o "$prefix/stream"
+got=$(printf 'a needle, a needlework' | "$prefix/stream" needle)
+[ "$got" = "$(printf '2-8\n12-18')" ] || {
+	echo "install-check: examples/stream printed '$got'" >&2; exit 1; }
 
 lib="$prefix/lib/libtextsearch.so"
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
@@ -28,6 +45,7 @@ private=$(nm -D --defined-only "$lib" | awk '{print $3}' |
 	echo "install-check: non-public symbols exported: $private" >&2
 	exit 1; }
 for f in include/textsearch.h include/textsearch_fsm.h include/textsearch_skb.h \
+	include/textsearch_stream.h share/man/man3/textsearch_stream.3 \
 	lib/libtextsearch.a lib/textsearch/ts_shiftor.so \
 	share/man/man3/textsearch.3; do
 	[ -e "$prefix/$f" ] || {

@@ -408,7 +408,7 @@ static void test_broken_plugins(void **unused)
 	static const struct {
 		const char *name, *reason;
 	} broken[] = {
-		{ "badabi", "this library speaks ABI 2" },
+		{ "badabi", "this library speaks ABI 3" },
 		{ "badsize", "struct ts_ops is" },
 		{ "badname", "provides algorithm 'impostor'" },
 		{ "nullops", "provides algorithm '(none)'" },

@@ -30,6 +30,7 @@
  */
 #define _DEFAULT_SOURCE /* madvise */
 #include "internal.h"
+#include "textsearch_stream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -906,6 +907,29 @@ static unsigned int ac_get_pattern_len(struct ts_config *conf)
 	return ((struct ac *)ts_config_priv(conf))->len0;
 }
 
+/*
+ * For streams: a match still to come can begin only where a suffix of the
+ * data is a proper prefix of a pattern, that is at a state on @tail's
+ * failure chain that has children; the deepest such state tells how many
+ * bytes to keep.
+ */
+static unsigned int ac_keep(struct ts_config *conf, const u8 *tail,
+			    unsigned int len)
+{
+	const struct ac *a = ts_config_priv(conf);
+	uint32_t s = 0;
+
+	for (unsigned int i = 0; i < len; i++)
+		s = ac_step(a, s, tail[i]) & ~AC_OUT;
+	while (s && !a->state[s].nchild)
+		s = a->state[s].fail;
+	return s ? a->state[s].depth : 0;
+}
+
+static const struct ts_stream_ops ac_stream_ops = {
+	.keep = ac_keep,
+};
+
 struct ts_ops ts_ac_ops = {
 	.name = "ac",
 	.init = ac_init,
@@ -914,4 +938,5 @@ struct ts_ops ts_ac_ops = {
 	.get_pattern = ac_get_pattern,
 	.get_pattern_len = ac_get_pattern_len,
 	.init_set = ac_init_set,
+	.stream = &ac_stream_ops,
 };

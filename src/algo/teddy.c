@@ -46,6 +46,7 @@
  * same candidates.
  */
 #include "internal.h"
+#include "textsearch_stream.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -105,6 +106,8 @@ struct teddy {
 	enum td_level level;
 	td_scan_fn scan;
 	uint32_t bucket[TD_BUCKETS + 1]; /* bucket b: pat[bucket[b], [b+1]) */
+	/* pat[by_first[c], by_first[c + 1]) begin with folded byte c */
+	u8 by_first[257];
 	struct td_pat *pat;
 	u8 *bytes;    /* the patterns, folded */
 	u8 *pattern0; /* pattern 0 as given, for get_pattern */
@@ -770,6 +773,13 @@ static struct ts_config *td_init_level(const void *const *patterns,
 		memcpy(&p->orm, orm, 8);
 	}
 	free(order);
+	/* sorted by key, so by first byte too */
+	for (x = 0, i = 0; x < 256; x++) {
+		t->by_first[x] = (u8)i;
+		while (i < count && t->bytes[t->pat[i].off] == x)
+			i++;
+	}
+	t->by_first[256] = (u8)count;
 	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
 	for (b = 0; b <= t->nbuckets; b++)
 		t->bucket[b] = (uint32_t)((uint64_t)count * b / t->nbuckets);
@@ -845,6 +855,46 @@ static unsigned int td_get_pattern_len(struct ts_config *conf)
 	return ((struct teddy *)ts_config_priv(conf))->len0;
 }
 
+/*
+ * For streams: the longest suffix of @tail that is a proper prefix of a
+ * pattern, as only there can a match still to come begin.  Past a budget
+ * of comparisons (periodic patterns on periodic data) the whole tail is
+ * kept, which only makes a match wait longer, never wrong.
+ */
+static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
+			    unsigned int len)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	unsigned int budget = 8 * len + 256;
+
+	for (unsigned int n = len; n; n--) {
+		const u8 *s = tail + len - n;
+		u8 c = t->fold[s[0]];
+
+		for (unsigned int i = t->by_first[c]; i < t->by_first[c + 1];
+		     i++) {
+			const struct td_pat *p = &t->pat[i];
+			const u8 *q = t->bytes + p->off;
+			unsigned int j = 1;
+
+			if (p->len <= n)
+				continue;
+			while (j < n && t->fold[s[j]] == q[j])
+				j++;
+			if (j == n)
+				return n;
+			if (budget < j)
+				return len;
+			budget -= j;
+		}
+	}
+	return 0;
+}
+
+static const struct ts_stream_ops td_stream_ops = {
+	.keep = td_keep,
+};
+
 #define TD_OPS(var, str, suffix)                       \
 	struct ts_ops var = {                          \
 		.name = str,                           \
@@ -853,6 +903,7 @@ static unsigned int td_get_pattern_len(struct ts_config *conf)
 		.get_pattern = td_get_pattern,         \
 		.get_pattern_len = td_get_pattern_len, \
 		.init_set = td_init_set_##suffix,      \
+		.stream = &td_stream_ops,              \
 	}
 TD_OPS(ts_teddy_ops, "teddy", best);
 TD_OPS(ts_teddy_avx512_ops, "teddy_avx512", avx512);
