@@ -747,6 +747,50 @@ static void ab_abc(void **unused)
 	}
 }
 
+/*
+ * Without TS_OVERLAP a pattern prefix that begins inside the last match
+ * delays nothing: with {"baab", "a"}, once "baaba" is written, the "ba"
+ * at its end cannot grow into "baab" (its "b" belongs to the first
+ * match), so the last "a" is decided.
+ */
+static void prefix_inside_a_match(void **unused)
+{
+	static const char *const set_algos[] = { "ac", "teddy",
+						 "teddy_scalar" };
+	const void *pats[] = { "baab", "a" };
+	const unsigned int lens[] = { 4, 1 };
+	unsigned int a;
+
+	(void)unused;
+	for (a = 0; a < sizeof(set_algos) / sizeof(set_algos[0]); a++) {
+		struct ts_config *conf = textsearch_prepare_set(
+			set_algos[a], pats, lens, 2, GFP_KERNEL, 0);
+		struct ts_stream *s;
+		struct ts_match m;
+
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		assert_int_equal(textsearch_stream_write(s, "baab", 4), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 0 && m.end == 4 && m.id == 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		assert_int_equal(textsearch_stream_write(s, "a", 1), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 4 && m.end == 5 && m.id == 1);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		/* in one write too */
+		textsearch_stream_reset(s);
+		assert_int_equal(textsearch_stream_write(s, "baaba", 5), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == 4 && m.end == 5 && m.id == 1);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+}
+
 /* ---- 3. the interface ---- */
 
 static void drain(struct ts_stream *s, struct ts_match *got, unsigned int *n)
@@ -1253,6 +1297,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(differential),
 		cmocka_unit_test(ab_abc),
+		cmocka_unit_test(prefix_inside_a_match),
 		cmocka_unit_test(as_soon_as_decided),
 		cmocka_unit_test(busy_and_invalid),
 		cmocka_unit_test(open_and_size),
