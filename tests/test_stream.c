@@ -1065,7 +1065,8 @@ static void write_expect(struct ts_stream *s, const void *p, size_t n,
  * "lo" past it; 1.25 GiB more and "hello".  For "hello" (rarebyte) and the
  * set {"hello", "lo", "hel"} (teddy, with and without TS_OVERLAP).  ac is
  * slower (about 1 s per GiB here, with the prefilter of 64 patterns or
- * more): only the part across 2^32.
+ * more): only the part across 2^32, and not under sanitizers (30 s) -
+ * its find sees 32-bit windows as the others' do.
  */
 static void past_4gib(void **unused)
 {
@@ -1096,7 +1097,7 @@ static void past_4gib(void **unused)
 		pats[i] = more[i - 3];
 		lens[i] = 5;
 	}
-	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]) - SANITIZED; c++) {
 		bool ov = cases[c].flags & TS_OVERLAP;
 		bool whole = strcmp(cases[c].name, "ac") != 0;
 		struct ts_config *conf =
