@@ -1065,8 +1065,9 @@ static void write_expect(struct ts_stream *s, const void *p, size_t n,
  * "lo" past it; 1.25 GiB more and "hello".  For "hello" (rarebyte) and the
  * set {"hello", "lo", "hel"} (teddy, with and without TS_OVERLAP).  ac is
  * slower (about 1 s per GiB here, with the prefilter of 64 patterns or
- * more): only the part across 2^32, and not under sanitizers (30 s) -
- * its find sees 32-bit windows as the others' do.
+ * more): only the part across 2^32.  Under sanitizers only teddy, the
+ * fastest there (ac takes 30 s with ASan, rarebyte 2 minutes with TSan):
+ * the others' find sees the same 32-bit windows.
  */
 static void past_4gib(void **unused)
 {
@@ -1082,11 +1083,12 @@ static void past_4gib(void **unused)
 		const char *name;
 		unsigned int count;
 		int flags;
+		bool sanitized; /* run under sanitizers too */
 	} cases[] = {
-		{ "rarebyte", 1, 0 },
-		{ "teddy", 3, 0 },
-		{ "teddy", 3, TS_OVERLAP },
-		{ "ac", 64, 0 },
+		{ "rarebyte", 1, 0, false },
+		{ "teddy", 3, 0, true },
+		{ "teddy", 3, TS_OVERLAP, false },
+		{ "ac", 64, 0, false },
 	};
 	unsigned int c;
 
@@ -1097,22 +1099,24 @@ static void past_4gib(void **unused)
 		pats[i] = more[i - 3];
 		lens[i] = 5;
 	}
-	for (c = 0; c < sizeof(cases) / sizeof(cases[0]) - SANITIZED; c++) {
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		bool ov = cases[c].flags & TS_OVERLAP;
 		bool whole = strcmp(cases[c].name, "ac") != 0;
-		struct ts_config *conf =
-			cases[c].count > 1 ?
-				textsearch_prepare_set(cases[c].name, pats,
-						       lens, cases[c].count,
-						       GFP_KERNEL,
-						       cases[c].flags) :
-				textsearch_prepare(cases[c].name, "hello", 5,
-						   GFP_KERNEL, cases[c].flags);
+		struct ts_config *conf;
 		struct timespec t0, t1;
 		struct ts_stream *s;
 		struct ts_match m;
 		uint64_t at, e;
 
+		if (SANITIZED && !cases[c].sanitized)
+			continue;
+		conf = cases[c].count > 1 ?
+			       textsearch_prepare_set(cases[c].name, pats, lens,
+						      cases[c].count,
+						      GFP_KERNEL,
+						      cases[c].flags) :
+			       textsearch_prepare(cases[c].name, "hello", 5,
+						  GFP_KERNEL, cases[c].flags);
 		assert_false(IS_ERR(conf));
 		s = textsearch_stream_open(conf, GFP_KERNEL);
 		assert_false(IS_ERR_OR_NULL(s));
