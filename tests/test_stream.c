@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -926,6 +927,11 @@ static void open_and_size(void **unused)
 	textsearch_stream_free(NULL);
 	s = textsearch_stream_open(small, GFP_ATOMIC);
 	assert_false(IS_ERR_OR_NULL(s));
+	textsearch_stream_free(s);
+	/* open allocates what size says (one block) */
+	s = textsearch_stream_open(set, GFP_KERNEL);
+	assert_false(IS_ERR_OR_NULL(s));
+	assert_true(malloc_usable_size(s) >= textsearch_stream_size(set));
 	textsearch_stream_free(s);
 
 	/* a long pattern across many small writes */
