@@ -681,6 +681,39 @@ static void as_soon_as_decided(void **unused)
 	assert_true(checked > cases);
 }
 
+static void expect_match(struct ts_stream *s, uint64_t start, uint64_t end,
+			 unsigned int id)
+{
+	struct ts_match m;
+
+	assert_int_equal(textsearch_stream_next(s, &m), 1);
+	if (m.start != start || m.end != end || m.id != id)
+		fail_msg("match [%llu, %llu) id %u, want [%llu, %llu) id %u",
+			 (unsigned long long)m.start, (unsigned long long)m.end,
+			 m.id, (unsigned long long)start,
+			 (unsigned long long)end, id);
+}
+
+/* Write @n bytes at @p and expect the matches in @want (@nwant). */
+static void write_expect(struct ts_stream *s, const void *p, size_t n,
+			 const struct ts_match *want, unsigned int nwant)
+{
+	struct ts_match m;
+	unsigned int i;
+
+	assert_int_equal(textsearch_stream_write(s, p, n), 0);
+	for (i = 0; i < nwant; i++) {
+		if (i == 0)
+			assert_int_equal(textsearch_stream_end(s), -EBUSY);
+		expect_match(s, want[i].start, want[i].end, want[i].id);
+	}
+	if (textsearch_stream_next(s, &m) != 0)
+		fail_msg("at offset %llu, a match [%llu, %llu) id %u too many",
+			 (unsigned long long)textsearch_stream_offset(s),
+			 (unsigned long long)m.start, (unsigned long long)m.end,
+			 m.id);
+}
+
 /* The spec's example: with {"ab", "abc"} a trailing "ab" waits for the
  * next byte, or the end. */
 static void ab_abc(void **unused)
@@ -704,27 +737,16 @@ static void ab_abc(void **unused)
 		s = textsearch_stream_open(conf, GFP_KERNEL);
 		assert_false(IS_ERR(s));
 		/* "ab" then "c": one match, "abc" */
-		assert_int_equal(textsearch_stream_write(s, "xab", 3), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
-		assert_int_equal(textsearch_stream_write(s, "c", 1), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 1 && m.end == 4 && m.id == 1);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		write_expect(s, "xab", 3, NULL, 0);
+		write_expect(s, "c", 1, &(struct ts_match){ 1, 4, 1 }, 1);
 		/* "ab" then "x": "ab" as soon as the "x" comes */
-		assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
-		assert_int_equal(textsearch_stream_write(s, "", 0), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
-		assert_int_equal(textsearch_stream_write(s, "x", 1), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 4 && m.end == 6 && m.id == 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		write_expect(s, "ab", 2, NULL, 0);
+		write_expect(s, "", 0, NULL, 0);
+		write_expect(s, "x", 1, &(struct ts_match){ 4, 6, 0 }, 1);
 		/* "ab" then the end */
-		assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		write_expect(s, "ab", 2, NULL, 0);
 		assert_int_equal(textsearch_stream_end(s), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 7 && m.end == 9 && m.id == 0);
+		expect_match(s, 7, 9, 0);
 		assert_int_equal(textsearch_stream_next(s, &m), 0);
 		textsearch_stream_free(s);
 		textsearch_destroy(conf);
@@ -735,14 +757,8 @@ static void ab_abc(void **unused)
 		assert_false(IS_ERR(conf));
 		s = textsearch_stream_open(conf, GFP_KERNEL);
 		assert_false(IS_ERR(s));
-		assert_int_equal(textsearch_stream_write(s, "ab", 2), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 0 && m.end == 2 && m.id == 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
-		assert_int_equal(textsearch_stream_write(s, "c", 1), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 0 && m.end == 3 && m.id == 1);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		write_expect(s, "ab", 2, &(struct ts_match){ 0, 2, 0 }, 1);
+		write_expect(s, "c", 1, &(struct ts_match){ 0, 3, 1 }, 1);
 		textsearch_stream_free(s);
 		textsearch_destroy(conf);
 	}
@@ -767,26 +783,18 @@ static void prefix_inside_a_match(void **unused)
 		struct ts_config *conf = textsearch_prepare_set(
 			set_algos[a], pats, lens, 2, GFP_KERNEL, 0);
 		struct ts_stream *s;
-		struct ts_match m;
 
 		assert_false(IS_ERR(conf));
 		s = textsearch_stream_open(conf, GFP_KERNEL);
 		assert_false(IS_ERR(s));
-		assert_int_equal(textsearch_stream_write(s, "baab", 4), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 0 && m.end == 4 && m.id == 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
-		assert_int_equal(textsearch_stream_write(s, "a", 1), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 4 && m.end == 5 && m.id == 1);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		write_expect(s, "baab", 4, &(struct ts_match){ 0, 4, 0 }, 1);
+		write_expect(s, "a", 1, &(struct ts_match){ 4, 5, 1 }, 1);
 		/* in one write too */
 		textsearch_stream_reset(s);
-		assert_int_equal(textsearch_stream_write(s, "baaba", 5), 0);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_int_equal(textsearch_stream_next(s, &m), 1);
-		assert_true(m.start == 4 && m.end == 5 && m.id == 1);
-		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		write_expect(s, "baaba", 5,
+			     (const struct ts_match[]){ { 0, 4, 0 },
+							{ 4, 5, 1 } },
+			     2);
 		textsearch_stream_free(s);
 		textsearch_destroy(conf);
 	}
@@ -1030,39 +1038,6 @@ static void many_streams(void **unused)
 /* ---- 4. 64-bit offsets ---- */
 
 #define GIB (1ull << 30)
-
-static void expect_match(struct ts_stream *s, uint64_t start, uint64_t end,
-			 unsigned int id)
-{
-	struct ts_match m;
-
-	assert_int_equal(textsearch_stream_next(s, &m), 1);
-	if (m.start != start || m.end != end || m.id != id)
-		fail_msg("match [%llu, %llu) id %u, want [%llu, %llu) id %u",
-			 (unsigned long long)m.start, (unsigned long long)m.end,
-			 m.id, (unsigned long long)start,
-			 (unsigned long long)end, id);
-}
-
-/* Write @n bytes at @p and expect the matches in @want (@nwant). */
-static void write_expect(struct ts_stream *s, const void *p, size_t n,
-			 const struct ts_match *want, unsigned int nwant)
-{
-	struct ts_match m;
-	unsigned int i;
-
-	assert_int_equal(textsearch_stream_write(s, p, n), 0);
-	for (i = 0; i < nwant; i++) {
-		if (i == 0)
-			assert_int_equal(textsearch_stream_end(s), -EBUSY);
-		expect_match(s, want[i].start, want[i].end, want[i].id);
-	}
-	if (textsearch_stream_next(s, &m) != 0)
-		fail_msg("at offset %llu, a match [%llu, %llu) id %u too many",
-			 (unsigned long long)textsearch_stream_offset(s),
-			 (unsigned long long)m.start, (unsigned long long)m.end,
-			 m.id);
-}
 
 /*
  * Offsets past 4 GiB, from zero pages (mapped up front: touching them one
