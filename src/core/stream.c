@@ -262,11 +262,11 @@ static const struct ts_stream_ops *engine_of(const struct ts_config *conf)
 {
 	const struct ts_stream_ops *ops = conf->ops->stream;
 
-	/* rarebyte's own engine needs AVX-512 (BW, VBMI) and at most 64 bytes */
-	if (ops == &ts_rarebyte_stream_ops &&
-	    !ts_literal_native((struct ts_config *)conf))
-		return &window_engine;
-	return ops && ops->next ? ops : &window_engine;
+	/* an engine may decline a config by a state size of 0 */
+	if (ops && ops->next && ops->state_size &&
+	    ops->state_size((struct ts_config *)conf))
+		return ops;
+	return &window_engine;
 }
 
 size_t textsearch_stream_size(const struct ts_config *conf)
