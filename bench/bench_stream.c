@@ -497,6 +497,15 @@ static size_t cost_writes(int quick, unsigned int ws)
 	return n;
 }
 
+/* Measurement @i of a cost row: a tiny write size, then the fitted ones. */
+static void cost_put(struct cost *c, unsigned int i, double t)
+{
+	if (i < NTINY)
+		c->tiny[i] = t;
+	else
+		c->fit[i - NTINY] = t;
+}
+
 static void ts_cost(struct cost *c, struct bs_opts *o, int quick,
 		    const char *algo, const struct pset *s, int single)
 {
@@ -533,10 +542,7 @@ static void ts_cost(struct cost *c, struct bs_opts *o, int quick,
 				       o->budget);
 			t = ns_per_write(t, p.len, ws);
 		}
-		if (i < NTINY)
-			c->tiny[i] = t;
-		else
-			c->fit[i - NTINY] = t;
+		cost_put(c, i, t);
 	}
 	fit_line(c);
 	c->ok = 1;
@@ -568,10 +574,7 @@ static void hs_cost(struct cost *c, struct bs_opts *o, int quick,
 		h.wrap = COST_WRAP;
 		t = bench_best(hs_pass_fn, &h, &cnt, o->reps, o->budget);
 		t = ns_per_write(t, h.len, ws);
-		if (i < NTINY)
-			c->tiny[i] = t;
-		else
-			c->fit[i - NTINY] = t;
+		cost_put(c, i, t);
 	}
 	fit_line(c);
 	c->ok = 1;

@@ -36,11 +36,10 @@ extern struct ts_ops ts_teddy_scalar_ops TS_HIDDEN;
 struct ts_stream_ops;
 extern const struct ts_stream_ops ts_literal_stream_ops TS_HIDDEN;
 /* The same, plus a native engine (its own vector scan of each write in
- * place) for "rarebyte": where ts_literal_native() says no (no AVX-512 BW
- * and VBMI, a pattern longer than 64 bytes) the stream goes through find
- * instead. */
+ * place) for "rarebyte": where the CPU lacks AVX-512 BW and VBMI or the
+ * pattern is longer than 64 bytes its state_size() is 0, and the stream
+ * goes through find instead. */
 extern const struct ts_stream_ops ts_rarebyte_stream_ops TS_HIDDEN;
-bool ts_literal_native(struct ts_config *conf) TS_HIDDEN;
 
 /* The provider textsearch_prepare() installs in every config: it forwards
  * to the provider recorded in the search's state (search.c). */

@@ -500,19 +500,6 @@ static void test_summary(void **st)
 	       n_lines, n_pieces);
 }
 
-static bool have_gnu_grep(void)
-{
-	FILE *p = popen("grep --version 2>/dev/null", "r");
-	char line[256] = "";
-	bool gnu;
-
-	if (!p)
-		return false;
-	gnu = fgets(line, sizeof(line), p) && strstr(line, "GNU grep");
-	pclose(p);
-	return gnu;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,7 +513,7 @@ int main(void)
 	};
 	int ret;
 
-	if (!have_gnu_grep()) {
+	if (!test_have_gnu_grep()) {
 		printf("not ok: GNU grep not found; tsgrep is compared "
 		       "against it\n");
 		return 1;

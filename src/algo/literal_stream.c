@@ -126,7 +126,7 @@ struct lit {
 	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
 };
 
-bool ts_literal_native(struct ts_config *conf)
+static bool literal_native(struct ts_config *conf)
 {
 #if LIT_X86
 	unsigned int m = conf->ops->get_pattern_len(conf);
@@ -141,10 +141,11 @@ bool ts_literal_native(struct ts_config *conf)
 #endif
 }
 
+/* 0 where the CPU or the pattern does not suit the engine: the stream
+ * then goes through find (with literal_keep) */
 static size_t lit_state_size(struct ts_config *conf)
 {
-	(void)conf;
-	return sizeof(struct lit);
+	return literal_native(conf) ? sizeof(struct lit) : 0;
 }
 
 static void lit_reset(struct ts_config *conf, void *state)
@@ -155,7 +156,7 @@ static void lit_reset(struct ts_config *conf, void *state)
 	unsigned int i, m = conf->ops->get_pattern_len(conf);
 
 	if (m > LIT_MAX)
-		m = LIT_MAX; /* never streamed here: ts_literal_native() */
+		m = LIT_MAX; /* never streamed here: literal_native() */
 	l->icase = conf->flags & TS_IGNORECASE;
 	l->overlap = conf->flags & TS_OVERLAP;
 	l->m = m;
@@ -436,7 +437,7 @@ static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 }
 
 #if LIT_X86
-/* only ever called where ts_literal_native() said yes */
+/* only ever called where literal_native() said yes */
 LIT_TARGET
 #endif
 static int lit_next(struct ts_config *conf, void *state,

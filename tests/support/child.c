@@ -403,6 +403,19 @@ void test_buf_adds(struct test_buf *b, const char *s)
 	test_buf_add(b, s, strlen(s));
 }
 
+bool test_have_gnu_grep(void)
+{
+	FILE *p = popen("grep --version 2>/dev/null", "r");
+	char line[256] = "";
+	bool gnu;
+
+	if (!p)
+		return false;
+	gnu = fgets(line, sizeof(line), p) && strstr(line, "GNU grep");
+	pclose(p);
+	return gnu;
+}
+
 bool test_grep_setup(const char *prefix, char *top, size_t topcap, char *work,
 		     char *capdir, size_t dircap)
 {

@@ -111,6 +111,8 @@ bool test_make_tmpdir(const char *prefix, char *dir, size_t cap);
  * set when a folder could not be made. */
 bool test_grep_setup(const char *prefix, char *top, size_t topcap, char *work,
 		     char *capdir, size_t dircap);
+/* Whether `grep` on the PATH is GNU grep, which tsgrep is compared with. */
+bool test_have_gnu_grep(void);
 /* Remove a folder made by test_make_tmpdir() and all below it. */
 int test_remove_tree(const char *dir);
 
