@@ -562,6 +562,41 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 TD_SCAN_LEVEL(td_scan_ssse3, TD_TARGET_SSSE3)
 TD_SCAN_LEVEL(td_scan_avx2, TD_TARGET_AVX2)
 TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
+/* The filter for the up to 64 starts from s[0] when only @left bytes are
+ * in hand: a key byte not yet in hand lets every bucket through, as it
+ * may still be any byte.  Buckets 0-7 go to @lo8, 8-15 to @hi8 (fat). */
+TD_TARGET_AVX512 static uint64_t
+td_partial64(const struct teddy *t, const u8 *s, size_t left, u8 *lo8, u8 *hi8)
+{
+	const __m512i ones = _mm512_set1_epi8(-1);
+	const bool fat = t->nbuckets > 8;
+	__m512i m0 = ones, m1 = ones;
+	unsigned int j;
+
+	for (j = 0; j < t->keyw && j < left; j++) {
+		size_t in = left - j;
+		__mmask64 k = in >= 64 ? ~0ull : (1ull << in) - 1;
+		__m512i d = _mm512_maskz_loadu_epi8(k, s + j), lo, hi;
+
+		TD_LOADT64(lo, t->lo[0][j]);
+		TD_LOADT64(hi, t->hi[0][j]);
+		m0 = _mm512_and_si512(
+			m0, _mm512_mask_mov_epi8(ones, k, td_nib64(d, lo, hi)));
+		if (fat) {
+			TD_LOADT64(lo, t->lo[1][j]);
+			TD_LOADT64(hi, t->hi[1][j]);
+			m1 = _mm512_and_si512(
+				m1, _mm512_mask_mov_epi8(ones, k,
+							 td_nib64(d, lo, hi)));
+		}
+	}
+	_mm512_storeu_si512((void *)lo8, m0);
+	if (fat)
+		_mm512_storeu_si512((void *)hi8, m1);
+	else
+		m1 = _mm512_setzero_si512();
+	return TD_NZ64(_mm512_or_si512(m0, m1));
+}
 #endif /* TD_X86 */
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -972,14 +1007,26 @@ struct tds {
 	unsigned char phase;
 	size_t hlen; /* carried bytes in buf */
 	size_t blen; /* with the write's bytes appended */
-	u8 buf[];    /* 2 * (longest - 1) */
+	u8 buf[];    /* longest - 1 carried, then tds_room() */
 };
+
+/* A write of up to this many bytes is appended to the carried bytes and
+ * searched there in one pass: two scans and their setup would cost more
+ * than the copy. */
+#define TDS_SHORT_WRITE 256u
+
+/* room in buf after the carried bytes */
+static size_t tds_room(const struct teddy *t)
+{
+	return t->longest - 1 > TDS_SHORT_WRITE ? t->longest - 1 :
+						  TDS_SHORT_WRITE;
+}
 
 static size_t tds_size(struct ts_config *conf)
 {
 	const struct teddy *t = ts_config_priv(conf);
 
-	return sizeof(struct tds) + 2 * (size_t)(t->longest - 1);
+	return sizeof(struct tds) + (t->longest - 1) + tds_room(t);
 }
 
 static void tds_reset(struct ts_config *conf, void *state)
@@ -988,6 +1035,20 @@ static void tds_reset(struct ts_config *conf, void *state)
 
 	(void)conf;
 	memset(st, 0, sizeof(*st));
+}
+
+/* Set up @ctx for a search of region @r (r[0] at @rbase) from @from: the
+ * last match is in it if it started there (TS_OVERLAP). */
+static void tds_ctx(const struct tds *st, struct td_ctx *ctx, uint64_t rbase,
+		    size_t from)
+{
+	ctx->best.have = false;
+	ctx->have_prev = st->have_prev && st->prev_start == rbase + from;
+	ctx->prev_start = 0;
+	if (ctx->have_prev) {
+		ctx->prev_end = (unsigned int)(st->prev_end - st->prev_start);
+		ctx->prev_id = st->prev_id;
+	}
 }
 
 /*
@@ -1006,15 +1067,7 @@ static bool tds_find(const struct teddy *t, const struct tds *st,
 
 		if (cnt > TDS_CHUNK)
 			cnt = TDS_CHUNK;
-		ctx->best.have = false;
-		ctx->have_prev = st->have_prev &&
-				 st->prev_start == rbase + from;
-		ctx->prev_start = 0;
-		if (ctx->have_prev) {
-			ctx->prev_end =
-				(unsigned int)(st->prev_end - st->prev_start);
-			ctx->prev_id = st->prev_id;
-		}
+		tds_ctx(st, ctx, rbase, from);
 		/* the starts whose longest window is in the region */
 		full = avail >= t->longest ? avail - t->longest + 1 : 0;
 		if (full > cnt)
@@ -1031,20 +1084,88 @@ static bool tds_find(const struct teddy *t, const struct tds *st,
 	return false;
 }
 
-/* Where the starts still to come begin, after the @n bytes of @r (the last
- * of the stream, r[0] at stream offset @rbase), of those from @lb on: only
- * a start from the resume point on matters. */
-static uint64_t tds_kstart(struct ts_config *conf, const u8 *r, uint64_t rbase,
-			   size_t n, uint64_t lb)
+/* Whether a pattern longer than the @avail bytes from s[q] begins with
+ * them: then a match may still begin at q. */
+static bool td_pending(const struct teddy *t, const u8 *s, size_t q,
+		       size_t avail)
 {
-	const struct teddy *t = ts_config_priv(conf);
-	size_t tail = n < t->longest - 1 ? n : t->longest - 1;
+	unsigned int c = t->fold[s[q]], i;
 
-	if (lb > rbase && rbase + n - lb < tail)
-		tail = (size_t)(rbase + n - lb);
-	if (!tail)
-		return rbase + n;
-	return rbase + n - td_keep(conf, r + n - tail, (unsigned int)tail);
+	for (i = t->by_first[c]; i < t->by_first[c + 1]; i++) {
+		const struct td_pat *p = &t->pat[i];
+
+		if (p->len > avail &&
+		    td_equal(t, s + q + 1, t->bytes + p->off + 1,
+			     (uint32_t)avail - 1))
+			return true;
+	}
+	return false;
+}
+
+/* The candidates among the up to 64 starts from s[0], @left bytes in
+ * hand, their buckets in lo8[k] | hi8[k] << 8. */
+static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left,
+			   u8 *lo8, u8 *hi8)
+{
+	uint64_t m = 0;
+	unsigned int k;
+
+#if TD_X86
+	if (t->level == TD_AVX512)
+		return td_partial64(t, s, left, lo8, hi8);
+#endif
+	for (k = 0; k < 64 && k < left; k++) {
+		unsigned int bits = 0xFFFF, j;
+
+		for (j = 0; j < t->keyw && k + j < left; j++)
+			bits &= t->tab[j][s[k + j]];
+		lo8[k] = (u8)bits;
+		hi8[k] = (u8)(bits >> 8);
+		if (bits)
+			m |= 1ull << k;
+	}
+	return m;
+}
+
+/*
+ * The starts [0, @to) of @s, @n bytes in hand (s[0] at @sbase), some of
+ * whose windows run past the bytes in hand: true with ctx->best if the
+ * first start that has an occurrence comes before any start where a
+ * match may still begin (or at it, with TS_OVERLAP, as its occurrences
+ * in hand end before any to come); else false, *@pend being that start
+ * (or @to).  This is td_keep and the scan of the last starts in one pass,
+ * over the filter's candidates only.
+ */
+static bool td_scan_partial(const struct teddy *t, const u8 *s, size_t to,
+			    size_t n, uint64_t sbase, struct td_ctx *ctx,
+			    size_t *pend)
+{
+	u8 lo8[64] __attribute__((aligned(64)));
+	u8 hi8[64] __attribute__((aligned(64)));
+	size_t base;
+
+	for (base = 0; base < to; base += 64) {
+		uint64_t m = td_partial(t, s + base, n - base, lo8, hi8);
+
+		if (to - base < 64)
+			m &= (1ull << (to - base)) - 1;
+		while (m) {
+			unsigned int k = (unsigned int)__builtin_ctzll(m);
+			unsigned int bits = lo8[k] | (unsigned int)hi8[k] << 8;
+			size_t q = base + k;
+
+			m &= m - 1;
+			td_verify(t, s, q, n - q, bits, sbase, ctx);
+			if (q + t->longest > n && td_pending(t, s, q, n - q)) {
+				*pend = q;
+				return ctx->best.have && ctx->overlap;
+			}
+			if (ctx->best.have)
+				return true;
+		}
+	}
+	*pend = to;
+	return false;
 }
 
 /* Carry the bytes of @r (from stream offset @rbase, @n bytes) from where
@@ -1073,75 +1194,76 @@ static int tds_next(struct ts_config *conf, void *state,
 
 	for (;;) {
 		const u8 *r;
-		uint64_t rbase, at, first, s;
-		size_t lo = 0, to, n;
-		bool all; /* every occurrence found is final */
+		uint64_t rbase, at;
+		size_t lo = 0, to, n, first, pend;
+		bool found;
 
 		switch (st->phase) {
 		case TDS_IDLE:
 			if (in->end) {
 				st->phase = TDS_END;
-			} else if (in->len >= cap) {
+			} else if (in->len > tds_room(t)) {
 				memcpy(st->buf + st->hlen, in->data, cap);
 				st->blen = st->hlen + cap;
 				st->phase = st->hlen ? TDS_HEAD : TDS_BULK;
 			} else {
 				memcpy(st->buf + st->hlen, in->data, in->len);
 				st->blen = st->hlen + in->len;
-				st->kstart = tds_kstart(conf, st->buf,
-							st->hbase, st->blen,
-							st->resume);
 				st->phase = TDS_SHORT;
 			}
 			continue;
 		case TDS_HEAD:
 			r = st->buf, rbase = st->hbase, n = st->blen;
-			to = st->hlen, all = true;
+			to = st->hlen;
 			break;
 		case TDS_BULK:
 			r = in->data, rbase = in->offset, n = in->len;
-			to = in->len - cap, all = true;
+			to = in->len - cap;
 			break;
 		case TDS_TAIL:
 			r = in->data, rbase = in->offset, n = in->len;
-			lo = in->len - cap, to = in->len, all = false;
+			lo = in->len - cap, to = in->len;
 			break;
 		case TDS_SHORT:
 			r = st->buf, rbase = st->hbase, n = st->blen;
-			to = st->blen, all = false;
+			to = st->blen;
 			break;
 		default: /* TDS_END */
 			r = st->buf, rbase = st->hbase, n = st->hlen;
-			to = st->hlen, all = true;
+			to = st->hlen;
 			break;
 		}
-		first = st->resume > rbase ? st->resume - rbase : 0;
+		first = st->resume > rbase ? (size_t)(st->resume - rbase) : 0;
 		if (first < lo)
 			first = lo;
-		if (first < to && tds_find(t, st, &ctx, r, rbase, (size_t)first,
-					   to, n, &at)) {
-			s = at + ctx.best.start;
-			/* the resume point may have moved past what kstart
-			 * was computed from */
-			if (!all && s >= st->kstart && st->resume > st->kstart)
-				st->kstart = tds_kstart(conf, r, rbase, n,
-							st->resume);
-			if (all || s < st->kstart ||
-			    (overlap && s == st->kstart)) {
-				m->start = s;
-				m->end = at + ctx.best.end;
-				m->id = ctx.best.id;
-				if (overlap) {
-					st->have_prev = true;
-					st->prev_start = m->start;
-					st->prev_end = m->end;
-					st->prev_id = m->id;
-					st->resume = m->start;
-				} else {
-					st->resume = m->end;
-				}
-				return 1;
+		pend = to;
+		if (first >= to) {
+			found = false;
+		} else if (st->phase == TDS_TAIL || st->phase == TDS_SHORT) {
+			/* windows past the bytes in hand: what is decided */
+			tds_ctx(st, &ctx, rbase, first);
+			found = td_scan_partial(t, r + first, to - first,
+						n - first, 0, &ctx, &pend);
+			pend += first;
+			at = rbase + first;
+		} else {
+			found = tds_find(t, st, &ctx, r, rbase, first, to, n,
+					 &at);
+		}
+		if (found) {
+			m->start = at + ctx.best.start;
+			m->end = at + ctx.best.end;
+			m->id = ctx.best.id;
+			if (overlap) {
+				st->have_prev = true;
+				st->prev_start = m->start;
+				st->prev_end = m->end;
+				st->prev_id = m->id;
+				st->resume = m->start;
+			} else {
+				st->resume = m->end;
 			}
+			return 1;
 		}
 		/* nothing more decided in this region */
 		switch (st->phase) {
@@ -1149,15 +1271,11 @@ static int tds_next(struct ts_config *conf, void *state,
 			st->phase = TDS_BULK;
 			continue;
 		case TDS_BULK:
-			st->kstart = tds_kstart(conf, in->data, in->offset,
-						in->len, st->resume);
 			st->phase = TDS_TAIL;
 			continue;
 		case TDS_TAIL:
 		case TDS_SHORT:
-			if (st->resume > st->kstart)
-				st->kstart = tds_kstart(conf, r, rbase, n,
-							st->resume);
+			st->kstart = rbase + pend;
 			tds_carry(st, r, rbase, n);
 			return 0;
 		default:
