@@ -32,7 +32,7 @@
  * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL, with a
  * message): with 8 buckets a larger set lets most starts through the
  * filter, and "ac" is faster there (docs/performance.md).  Memory: about
- * 2.5 KiB of tables plus 40 bytes and the pattern's bytes per pattern.
+ * 2.5 KiB of tables plus 64 bytes and the pattern's bytes per pattern.
  * With 1- or 2-byte patterns the
  * filter passes many starts, which is why "auto" takes teddy only for the
  * set sizes and shortest lengths where it measured faster than "ac".
@@ -70,10 +70,10 @@
 enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_NLEVELS };
 
 struct td_pat {
-	uint64_t val;  /* its first min(8, len) folded bytes */
-	uint64_t keep; /* 0xFF for each of those bytes */
-	uint64_t orm;  /* 0x20 where a data byte matches either case */
-	uint32_t off;  /* of its folded bytes in td->bytes */
+	uint64_t val[2];  /* its first min(16, len) folded bytes */
+	uint64_t keep[2]; /* 0xFF for each of those bytes */
+	uint64_t orm[2];  /* 0x20 where a data byte matches either case */
+	uint32_t off;	  /* of its folded bytes in td->bytes */
 	uint32_t len;
 	uint32_t id;
 };
@@ -83,6 +83,9 @@ struct teddy;
 /* What a search is looking for, and the best occurrence so far. */
 struct td_ctx {
 	struct ts_set_best best;
+	/* occurrences offered at the last start verified: with TS_OVERLAP,
+	 * 1 means the best is the last one there */
+	unsigned int offered;
 	bool overlap, have_prev;
 	uint64_t prev_start;
 	unsigned int prev_end, prev_id;
@@ -131,17 +134,21 @@ static inline bool td_equal(const struct teddy *t, const u8 *w, const u8 *p,
 
 /* The occurrences at start @q of the patterns in buckets @bits; @avail
  * bytes from s[q] are in hand (all a pattern needs, or the rest of the
- * stream).  With 8 of them, the first 8 bytes of a pattern are checked in
- * one compare: a folded letter c is matched by exactly the bytes x with
- * x | 0x20 == c, any other byte by itself only (as in rarebyte.c). */
+ * stream).  With 8 (16) of them, the first 8 (16) bytes of a pattern are
+ * checked in one (two) 64-bit compares: a folded letter c is matched by
+ * exactly the bytes x with x | 0x20 == c, any other byte by itself only
+ * (as in rarebyte.c). */
 static void td_verify(const struct teddy *t, const u8 *s, size_t q,
 		      size_t avail, unsigned int bits, uint64_t sbase,
 		      struct td_ctx *ctx)
 {
-	uint64_t start = sbase + q, w8 = 0;
+	uint64_t start = sbase + q, w[2] = { 0, 0 };
 
-	if (avail >= 8)
-		memcpy(&w8, s + q, 8);
+	ctx->offered = 0;
+	if (avail >= 16)
+		memcpy(w, s + q, 16);
+	else if (avail >= 8)
+		memcpy(w, s + q, 8);
 	while (bits) {
 		unsigned int b = (unsigned int)__builtin_ctz(bits);
 		uint32_t i, end = t->bucket[b + 1];
@@ -153,8 +160,20 @@ static void td_verify(const struct teddy *t, const u8 *s, size_t q,
 
 			if (p->len > avail || e > UINT_MAX)
 				continue;
-			if (avail >= 8) {
-				if (((w8 | p->orm) & p->keep) != p->val)
+			if (avail >= 16) {
+				if (((w[0] | p->orm[0]) & p->keep[0]) !=
+					    p->val[0] ||
+				    ((w[1] | p->orm[1]) & p->keep[1]) !=
+					    p->val[1])
+					continue;
+				if (p->len > 16 &&
+				    !td_equal(t, s + q + 16,
+					      t->bytes + p->off + 16,
+					      p->len - 16))
+					continue;
+			} else if (avail >= 8) {
+				if (((w[0] | p->orm[0]) & p->keep[0]) !=
+				    p->val[0])
 					continue;
 				if (p->len > 8 &&
 				    !td_equal(t, s + q + 8,
@@ -169,6 +188,7 @@ static void td_verify(const struct teddy *t, const u8 *s, size_t q,
 			    (e < ctx->prev_end ||
 			     (e == ctx->prev_end && p->id <= ctx->prev_id)))
 				continue; /* reported already */
+			ctx->offered++;
 			ts_set_offer(&ctx->best, ctx->overlap,
 				     (unsigned int)start, (unsigned int)e,
 				     p->id);
@@ -841,12 +861,12 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	qsort(order, count, sizeof(*order), td_cmp);
 	for (i = 0; i < count; i++) {
 		struct td_pat *p = &t->pat[i];
-		u8 val[8] = { 0 }, keep[8] = { 0 }, orm[8] = { 0 };
+		u8 val[16] = { 0 }, keep[16] = { 0 }, orm[16] = { 0 };
 
 		p->off = (uint32_t)(order[i].key - t->bytes);
 		p->len = order[i].len;
 		p->id = order[i].id;
-		for (j = 0; j < 8 && j < p->len; j++) {
+		for (j = 0; j < 16 && j < p->len; j++) {
 			u8 c = order[i].key[j];
 			bool letter = t->icase && t->fold[c ^ 0x20] == c &&
 				      (c ^ 0x20) != c;
@@ -855,9 +875,9 @@ static struct ts_config *td_init_level(const void *const *patterns,
 			keep[j] = 0xFF;
 			orm[j] = letter ? 0x20 : 0;
 		}
-		memcpy(&p->val, val, 8);
-		memcpy(&p->keep, keep, 8);
-		memcpy(&p->orm, orm, 8);
+		memcpy(p->val, val, 16);
+		memcpy(p->keep, keep, 16);
+		memcpy(p->orm, orm, 16);
 	}
 	free(order);
 	/* sorted by key, so by first byte too */
@@ -1158,6 +1178,7 @@ static bool td_scan_partial(const struct teddy *t, const u8 *s, size_t to,
 			td_verify(t, s, q, n - q, bits, sbase, ctx);
 			if (q + t->longest > n && td_pending(t, s, q, n - q)) {
 				*pend = q;
+				ctx->offered = UINT_MAX; /* more may come */
 				return ctx->best.have && ctx->overlap;
 			}
 			if (ctx->best.have)
@@ -1260,6 +1281,11 @@ static int tds_next(struct ts_config *conf, void *state,
 				st->prev_end = m->end;
 				st->prev_id = m->id;
 				st->resume = m->start;
+				if (ctx.offered == 1) {
+					/* the last one at this start */
+					st->have_prev = false;
+					st->resume = m->start + 1;
+				}
 			} else {
 				st->resume = m->end;
 			}
