@@ -417,6 +417,20 @@ static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 	uint64_t d = l->state;
 	size_t i = l->pos;
 
+	if (!l->head) {
+		/* most short writes hold no match: one pass without a
+		 * branch per byte, then the exact one only if one ends */
+		uint64_t e = d, seen = 0;
+
+		for (size_t j = i; j < l->stop; j++) {
+			e = ((e << 1) | 1) & l->mask[s[j]];
+			seen |= e;
+		}
+		if (!(seen & top)) {
+			l->state = e;
+			return 0;
+		}
+	}
 	for (; i < l->stop; i++) {
 		d = ((d << 1) | 1) & l->mask[s[i]];
 		if (d & top) {
