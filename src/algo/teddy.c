@@ -1131,7 +1131,8 @@ static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left,
 	unsigned int k;
 
 #if TD_X86
-	if (t->level == TD_AVX512)
+	/* a few starts (short writes) cost less one by one */
+	if (t->level == TD_AVX512 && left > 3)
 		return td_partial64(t, s, left, lo8, hi8);
 #endif
 	for (k = 0; k < 64 && k < left; k++) {
