@@ -31,3 +31,11 @@ runpkt() {
 runpkt -r samples/http.pcap funky-chicken
 runpkt -r samples/http.pcap -e 'class get string "GET /" layer payload to 5' \
 	-e 'class dns hex-string "|07|example" layer payload'
+
+# a real HTTP request on lo whose client wrote its header in three pieces:
+# "User-Agent" and "X-Secret-Token" are cut between TCP segments; found in
+# the reassembled stream, missed per packet (--no-stream)
+runpkt -r samples/http-split.pcap User-Agent
+runpkt --no-stream -r samples/http-split.pcap User-Agent
+runpkt --json -r samples/http-split.pcap \
+	-e 'class token string "X-Secret-Token" layer stream'

@@ -944,7 +944,7 @@ static void test_json(void **state)
 	line = r.out;
 	iso_time(1, t, sizeof(t));
 	snprintf(want, sizeof(want),
-		 "{\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":1,\"family\":4,"
+		 "{\"type\":\"match\",\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":1,\"family\":4,"
 		 "\"proto\":\"TCP\",\"src\":\"10.0.0.1\",\"sport\":43512,"
 		 "\"dst\":\"10.0.0.2\",\"dport\":80,\"len\":%u,\"frags\":1,"
 		 "\"matches\":[{\"rule\":1,\"class\":\"web\",\"layer\":"

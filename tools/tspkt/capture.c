@@ -30,6 +30,7 @@
 #include "defrag.h"
 #include "output.h"
 #include "pool.h"
+#include "tcpstream.h"
 #include "tspkt.h"
 
 #define READ_CHUNK (1u << 20)
@@ -71,6 +72,7 @@ struct capture {
 	struct backlog *backlog;
 	struct output *out;
 	struct classifier *inline_k; /* may classify here, or NULL */
+	struct tcpstream *tcp;	     /* TCP streams, or NULL */
 	unsigned int helpers;	     /* worker threads besides this one */
 	struct pkt_cache cache;
 	struct sk_buff *batch[CLASSIFY_BATCH];
@@ -589,9 +591,31 @@ datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
 				why);
 }
 
+/* The TCP streams' records made while handling the last frame (or at
+ * the end), printed right after it: the datagrams before them get their
+ * sequence numbers first, and this thread's own results go out first, so
+ * that the output stage never waits on this thread. */
+static void submit_records(struct capture *c)
+{
+	size_t n, i;
+	struct pkt_result *v = tcpstream_take_records(c->tcp, &n);
+
+	if (!n) {
+		free(v);
+		return;
+	}
+	flush_batch(c);
+	if (c->inline_k)
+		classifier_flush(c->inline_k);
+	for (i = 0; i < n; i++)
+		v[i].seq = c->next_seq++;
+	output_submit_list(c->out, v, n);
+	free(v);
+}
+
 /* One frame into a batch for the backlog (or the defrag queues). */
-static void receive(struct capture *c, const struct pcap_pkthdr *h,
-		    const u_char *data)
+static void receive_frame(struct capture *c, const struct pcap_pkthdr *h,
+			  const u_char *data)
 {
 	int64_t ts_ns;
 	struct pkt_meta meta;
@@ -603,12 +627,17 @@ static void receive(struct capture *c, const struct pcap_pkthdr *h,
 	const char *why;
 
 	c->st.frames++;
-	if (!time_to_ns(c, &h->ts, &ts_ns))
+	if (!time_to_ns(c, &h->ts, &ts_ns)) {
 		why = "time stamp out of range (past the year 2262)";
-	else if (pkt_decode_headers(c->linktype, data, h->caplen, &meta, &frag,
-				    &l3off, &why))
-		skb = datagram_buffer(c, h, data, ts_ns, &meta, &frag, l3off,
-				      &why);
+	} else {
+		/* the time-outs due by this frame's time go first */
+		if (c->tcp)
+			tcpstream_clock(c->tcp, ts_ns);
+		if (pkt_decode_headers(c->linktype, data, h->caplen, &meta,
+				       &frag, &l3off, &why))
+			skb = datagram_buffer(c, h, data, ts_ns, &meta, &frag,
+					      l3off, &why);
+	}
 	if (!skb) {
 		if (!why) {
 			c->st.not_ip++;
@@ -656,6 +685,15 @@ static void receive(struct capture *c, const struct pcap_pkthdr *h,
 	info->ts_ns = ts_ns;
 	info->nfrags = 1;
 	info->meta = meta;
+	info->shits = NULL;
+	info->nshits = 0;
+	if (c->tcp && meta.l4proto == IPPROTO_TCP) {
+		size_t cap = 0;
+
+		pkt_decode_transport(skb, &info->meta);
+		tcpstream_packet(c->tcp, skb, &info->meta, info->frame, ts_ns,
+				 &info->shits, &info->nshits, &cap);
+	}
 	c->st.handed++;
 	if (c->here) {
 		info->seq = c->next_seq++;
@@ -668,6 +706,15 @@ static void receive(struct capture *c, const struct pcap_pkthdr *h,
 	}
 	if (++c->in_batch == c->batch_max)
 		end_of_batch(c);
+}
+
+/* A frame, then what the TCP streams made of it. */
+static void receive(struct capture *c, const struct pcap_pkthdr *h,
+		    const u_char *data)
+{
+	receive_frame(c, h, data);
+	if (c->tcp)
+		submit_records(c);
 }
 
 static void on_packet(u_char *user, const struct pcap_pkthdr *h,
@@ -689,6 +736,11 @@ static int run_live(struct capture *c, char *err, size_t errlen)
 	while (!interrupted && !output_should_stop(c->out)) {
 		rc = pcap_dispatch(c->p, (int)c->batch_max, on_packet,
 				   (u_char *)(void *)c);
+		if (c->tcp) {
+			/* time-outs come due without packets too */
+			tcpstream_clock(c->tcp, 0);
+			submit_records(c);
+		}
 		flush_batch(c);
 		if (rc >= 0)
 			continue; /* 0: the timeout, to look at signals */
@@ -756,6 +808,11 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	c->batch_max = max < CLASSIFY_BATCH ? max : CLASSIFY_BATCH;
 	c->batch_t0 = now_ns();
 	rc = c->live ? run_live(c, err, errlen) : run_file(c, err, errlen);
+	if (c->tcp) {
+		/* the flows left end with the capture (or at -n) */
+		tcpstream_end_all(c->tcp);
+		submit_records(c);
+	}
 	flush_batch(c);
 	count_direct(c);
 	if (inline_k)
@@ -764,6 +821,11 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	if (rc < 0)
 		return -1;
 	return interrupted ? 1 : 0;
+}
+
+void capture_set_streams(struct capture *c, struct tcpstream *tcp)
+{
+	c->tcp = tcp;
 }
 
 void capture_get_stats(struct capture *c, struct capture_stats *st)

@@ -48,6 +48,11 @@ unsigned int capture_snaplen(const struct capture *c);
  * not drop).  0; 1 interrupted by a signal; -1 on a read error (message
  * in @err, counters still valid).
  */
+/* Follow TCP streams with @tcp (tcpstream.h) from here on: the reader
+ * hands it every datagram and the clock. */
+struct tcpstream;
+void capture_set_streams(struct capture *c, struct tcpstream *tcp);
+
 int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 		struct output *out, struct pkt_pool *pool,
 		struct classifier *inline_k, unsigned int helpers, char *err,

@@ -89,6 +89,38 @@ static struct sk_buff *keep_for_write(struct sk_buff *skb)
 	return copy;
 }
 
+static int by_rule_then_offset(const void *a, const void *b)
+{
+	const struct rule_hit *x = a, *y = b;
+
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The datagram's own hits and the stream occurrences it completed, in
+ * rule order: a new heap array (the old one is the classifier's), or
+ * @hits alone when out of memory. */
+static struct rule_hit *with_stream_hits(struct rule_hit *hits, size_t *n,
+					 const struct pkt_info *info)
+{
+	struct rule_hit *v = malloc((*n + info->nshits) * sizeof(*v));
+
+	if (!v) {
+		fprintf(stderr,
+			TSPKT_PROG ": out of memory: frame %llu: stream "
+				   "matches not printed\n",
+			(unsigned long long)info->frame);
+		return hits;
+	}
+	if (*n)
+		memcpy(v, hits, *n * sizeof(*v));
+	memcpy(v + *n, info->shits, info->nshits * sizeof(*v));
+	*n += info->nshits;
+	qsort(v, *n, sizeof(*v), by_rule_then_offset);
+	return v;
+}
+
 void classify_one(struct classifier *k, struct sk_buff *skb)
 {
 	const struct tspkt_opts *o = k->cl->opts;
@@ -105,6 +137,8 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 		pkt_decode_transport(skb, &info->meta);
 		nhits = ruleset_match(rs, skb, &info->meta, k->scratch, hits);
 	}
+	if (info->nshits && !output_should_stop(k->cl->out))
+		hits = with_stream_hits(hits, &nhits, info);
 	if (nhits) {
 		bool print = !o->quiet && !o->counters_only;
 
@@ -135,6 +169,11 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 		if (r->skb == skb)
 			skb = NULL; /* the output stage frees it */
 	}
+	if (hits != k->hits)
+		free(hits);
+	free(info->shits);
+	info->shits = NULL;
+	info->nshits = 0;
 	if (skb && pkt_cb(skb)->owner == PKT_HEAP)
 		free(info);
 	else if (!skb && r->skb)

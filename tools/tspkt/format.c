@@ -119,26 +119,38 @@ static void endpoint(const struct pkt_meta *m, const uint8_t *addr,
 		snprintf(buf, len, "%s:%u", a, port);
 }
 
-static void format_text(struct strbuf *b, const struct sk_buff *skb,
-			const struct pkt_info *info,
-			const struct rule_hit *hits, size_t nhits)
+/* The hits after the addresses: " class offset=N" each. */
+static void text_hits(struct strbuf *b, const struct rule_hit *hits,
+		      size_t nhits)
+{
+	for (size_t i = 0; i < nhits; i++) {
+		if (hits[i].offset == RULE_HIT_NO_OFFSET)
+			sb_printf(b, " %s offset=-", hits[i].rule->class_name);
+		else
+			sb_printf(b, " %s %s=%llu", hits[i].rule->class_name,
+				  hits[i].stream ? "stream-offset" : "offset",
+				  (unsigned long long)hits[i].offset);
+	}
+}
+
+static void text_head(struct strbuf *b, const struct pkt_info *info)
 {
 	const struct pkt_meta *m = &info->meta;
 	char t[64], src[80], dst[80], pb[16];
-	size_t i;
 
 	format_time(info->ts_ns, t, sizeof(t));
 	endpoint(m, m->src, m->sport, src, sizeof(src));
 	endpoint(m, m->dst, m->dport, dst, sizeof(dst));
 	sb_printf(b, "%s %s -> %s %s", t, src, dst,
 		  proto_name(m->l4proto, pb, sizeof(pb)));
-	for (i = 0; i < nhits; i++) {
-		if (hits[i].offset == UINT_MAX)
-			sb_printf(b, " %s offset=-", hits[i].rule->class_name);
-		else
-			sb_printf(b, " %s offset=%u", hits[i].rule->class_name,
-				  hits[i].offset);
-	}
+}
+
+static void format_text(struct strbuf *b, const struct sk_buff *skb,
+			const struct pkt_info *info,
+			const struct rule_hit *hits, size_t nhits)
+{
+	text_head(b, info);
+	text_hits(b, hits, nhits);
 	sb_printf(b, " len=%u frame=%llu", skb->len,
 		  (unsigned long long)info->frame);
 	if (info->nfrags > 1)
@@ -160,44 +172,69 @@ static void json_string(struct strbuf *b, const char *s)
 	sb_printf(b, "\"");
 }
 
-static void format_json(struct strbuf *b, const struct sk_buff *skb,
-			const struct pkt_info *info,
-			const struct rule_hit *hits, size_t nhits)
+/* {"type":..., the time, the frame (unless 0) and the addresses, up to
+ * a comma. */
+static void json_head(struct strbuf *b, const char *type, int64_t ts_ns,
+		      uint64_t frame, const struct pkt_meta *m)
 {
-	const struct pkt_meta *m = &info->meta;
 	char t[64], src[64], dst[64], pb[16];
-	size_t i;
 
-	format_time(info->ts_ns, t, sizeof(t));
+	format_time(ts_ns, t, sizeof(t));
 	format_addr(m->family, m->src, src, sizeof(src));
 	format_addr(m->family, m->dst, dst, sizeof(dst));
-	sb_printf(b,
-		  "{\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":%llu,"
-		  "\"family\":%d,\"proto\":\"%s\",\"src\":\"%s\",",
-		  t, (long long)info->ts_ns, (unsigned long long)info->frame,
+	sb_printf(b, "{\"type\":\"%s\",\"time\":\"%s\",\"ts_ns\":%lld,",
+		  type, t, (long long)ts_ns);
+	if (frame)
+		sb_printf(b, "\"frame\":%llu,", (unsigned long long)frame);
+	sb_printf(b, "\"family\":%d,\"proto\":\"%s\",\"src\":\"%s\",",
 		  m->family, proto_name(m->l4proto, pb, sizeof(pb)), src);
 	if (has_ports(m))
 		sb_printf(b, "\"sport\":%u,", m->sport);
 	sb_printf(b, "\"dst\":\"%s\",", dst);
 	if (has_ports(m))
 		sb_printf(b, "\"dport\":%u,", m->dport);
-	sb_printf(b, "\"len\":%u,\"frags\":%u,\"matches\":[", skb->len,
-		  info->nfrags);
-	for (i = 0; i < nhits; i++) {
+}
+
+static void json_hits(struct strbuf *b, const struct rule_hit *hits,
+		      size_t nhits)
+{
+	sb_printf(b, "\"matches\":[");
+	for (size_t i = 0; i < nhits; i++) {
 		const struct rule *r = hits[i].rule;
 
 		sb_printf(b, "%s{\"rule\":%zu,\"class\":", i ? "," : "",
 			  hits[i].idx + 1);
 		json_string(b, r->class_name);
 		sb_printf(b, ",\"layer\":\"%s\",\"invert\":%s,\"offset\":",
-			  rule_layer_name(r->layer),
+			  rule_layer_name(hits[i].stream ? LAYER_STREAM :
+							   r->layer),
 			  r->invert ? "true" : "false");
-		if (hits[i].offset == UINT_MAX)
+		if (hits[i].offset == RULE_HIT_NO_OFFSET)
 			sb_printf(b, "null}");
 		else
-			sb_printf(b, "%u}", hits[i].offset);
+			sb_printf(b, "%llu}",
+				  (unsigned long long)hits[i].offset);
 	}
 	sb_printf(b, "]}\n");
+}
+
+static void format_json(struct strbuf *b, const struct sk_buff *skb,
+			const struct pkt_info *info,
+			const struct rule_hit *hits, size_t nhits)
+{
+	json_head(b, "match", info->ts_ns, info->frame, &info->meta);
+	sb_printf(b, "\"len\":%u,\"frags\":%u,", skb->len, info->nfrags);
+	json_hits(b, hits, nhits);
+}
+
+static char *sb_take(struct strbuf *b, size_t *len)
+{
+	if (b->failed) {
+		free(b->p);
+		return NULL;
+	}
+	*len = b->len;
+	return b->p;
 }
 
 char *format_match(bool json, const struct sk_buff *skb,
@@ -210,10 +247,49 @@ char *format_match(bool json, const struct sk_buff *skb,
 		format_json(&b, skb, info, hits, nhits);
 	else
 		format_text(&b, skb, info, hits, nhits);
-	if (b.failed) {
-		free(b.p);
-		return NULL;
+	return sb_take(&b, len);
+}
+
+char *format_stream_match(bool json, const struct pkt_info *info,
+			  const struct rule_hit *hits, size_t nhits,
+			  size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	if (json) {
+		json_head(&b, "match", info->ts_ns, info->frame, &info->meta);
+		json_hits(&b, hits, nhits);
+	} else {
+		text_head(&b, info);
+		text_hits(&b, hits, nhits);
+		sb_printf(&b, " frame=%llu\n",
+			  (unsigned long long)info->frame);
 	}
-	*len = b.len;
-	return b.p;
+	return sb_take(&b, len);
+}
+
+char *format_gap(const struct pkt_meta *m, int64_t ts_ns, uint64_t frame,
+		 uint64_t offset, uint64_t length, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	json_head(&b, "gap", ts_ns, frame, m);
+	sb_printf(&b, "\"offset\":%llu,\"length\":%llu}\n",
+		  (unsigned long long)offset, (unsigned long long)length);
+	return sb_take(&b, len);
+}
+
+char *format_flow(const struct pkt_meta *m, int64_t ts_ns, uint64_t packets,
+		  uint64_t bytes, const char *state, const char *reason,
+		  size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	json_head(&b, "flow", ts_ns, 0, m);
+	sb_printf(&b,
+		  "\"packets\":%llu,\"bytes\":%llu,\"state\":\"%s\","
+		  "\"reason\":\"%s\"}\n",
+		  (unsigned long long)packets, (unsigned long long)bytes, state,
+		  reason);
+	return sb_take(&b, len);
 }

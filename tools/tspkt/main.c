@@ -27,6 +27,7 @@
 #include "pool.h"
 #include "rules.h"
 #include "sets.h"
+#include "tcpstream.h"
 #include "tspkt.h"
 
 #define MAX_WORKERS 256u
@@ -83,11 +84,29 @@ static void help(void)
 	      "mode\n"
 	      "  -l, --line-buffered       flush every line (always with -i)\n"
 	      "      --verbose             report each malformed frame\n"
+	      "      --no-stream           search TCP per datagram, not as "
+	      "streams\n"
+	      "      --max-flows=N         flows kept (1000000)\n"
+	      "      --hz=N                timer ticks per second (250)\n"
+	      "      --tcp-new-timeout=S, --tcp-established-timeout=S,\n"
+	      "      --tcp-closed-timeout=S, --udp-new-timeout=S,\n"
+	      "      --udp-established-timeout=S\n"
+	      "                            idle time-outs (60, 3600, 120, "
+	      "30, 300)\n"
+	      "      --hole-timeout=S      wait for missing TCP bytes (10)\n"
+	      "      --stream-memcap=BYTES out-of-order bytes held (64M)\n"
+	      "      --stream-depth=BYTES  bytes searched per direction (1M; "
+	      "0: all)\n"
+	      "      --overlap-policy=P    first, last, bsd, linux, windows "
+	      "or solaris (bsd)\n"
+	      "      --no-midstream        only TCP connections whose "
+	      "handshake is seen\n"
 	      "  -h, --help                this help\n"
 	      "  -V, --version             print the version\n"
 	      "\n"
-	      "Without -e/-f, PATTERN is searched in the TCP/UDP payload "
-	      "(like ngrep).\n"
+	      "Without -e/-f, PATTERN is searched in TCP streams and in the "
+	      "payload of\nother datagrams (like ngrep, which has no "
+	      "streams).\n"
 	      "FILTER is a pcap-filter(7) expression.  Exit status: 0 a "
 	      "packet matched,\n"
 	      "1 none, 2 an error.\n",
@@ -101,6 +120,8 @@ struct cmdline {
 	bool icase, invert;
 	bool have_rules;
 	bool per_rule; /* --per-rule: no sets */
+	bool no_stream;
+	struct tcpstream_opts so;
 };
 
 /* Exit 2 on a bad command line, freeing what was parsed so far (so a
@@ -131,6 +152,32 @@ static unsigned long long parse_count(struct cmdline *cl, const char *what,
 	return v;
 }
 
+/* Bytes, with an optional K, M or G (powers of 1024). */
+static uint64_t parse_size(struct cmdline *cl, const char *what,
+			   const char *s, uint64_t min)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (!*s || *end || errno || *s == '-' || v < min ||
+	    v > (UINT64_MAX >> shift)) {
+		fprintf(stderr,
+			TSPKT_PROG ": bad %s '%s' (bytes, with K, M or G)\n",
+			what, s);
+		bail(cl, false);
+	}
+	return (uint64_t)v << shift;
+}
+
 static char *join_words(char **w, int n)
 {
 	size_t len = 1;
@@ -159,6 +206,19 @@ enum {
 	OPT_ICASE,
 	OPT_VERBOSE,
 	OPT_PER_RULE,
+	OPT_NO_STREAM,
+	OPT_MAX_FLOWS,
+	OPT_HZ,
+	OPT_TCP_NEW,
+	OPT_TCP_EST,
+	OPT_TCP_CLOSED,
+	OPT_UDP_NEW,
+	OPT_UDP_EST,
+	OPT_HOLE,
+	OPT_MEMCAP,
+	OPT_DEPTH,
+	OPT_POLICY,
+	OPT_NO_MIDSTREAM,
 };
 
 static const struct option long_opts[] = {
@@ -179,6 +239,19 @@ static const struct option long_opts[] = {
 	{ "no-promiscuous-mode", no_argument, NULL, 'p' },
 	{ "line-buffered", no_argument, NULL, 'l' },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
+	{ "max-flows", required_argument, NULL, OPT_MAX_FLOWS },
+	{ "hz", required_argument, NULL, OPT_HZ },
+	{ "tcp-new-timeout", required_argument, NULL, OPT_TCP_NEW },
+	{ "tcp-established-timeout", required_argument, NULL, OPT_TCP_EST },
+	{ "tcp-closed-timeout", required_argument, NULL, OPT_TCP_CLOSED },
+	{ "udp-new-timeout", required_argument, NULL, OPT_UDP_NEW },
+	{ "udp-established-timeout", required_argument, NULL, OPT_UDP_EST },
+	{ "hole-timeout", required_argument, NULL, OPT_HOLE },
+	{ "stream-memcap", required_argument, NULL, OPT_MEMCAP },
+	{ "stream-depth", required_argument, NULL, OPT_DEPTH },
+	{ "overlap-policy", required_argument, NULL, OPT_POLICY },
+	{ "no-midstream", no_argument, NULL, OPT_NO_MIDSTREAM },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -196,6 +269,16 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 	o->backlog = BACKLOG_DEFAULT_MAX;
 	o->snaplen = 262144;
 	o->promisc = true;
+	cl->so = (struct tcpstream_opts){
+		.max_flows = TCPSTREAM_DEFAULT_MAX_FLOWS,
+		.hz = TCPSTREAM_DEFAULT_HZ,
+		.timeouts = FLOW_TIMEOUTS_DEFAULT,
+		.hole_timeout = TCPSTREAM_DEFAULT_HOLE_TIMEOUT,
+		.memcap = TCPSTREAM_DEFAULT_MEMCAP,
+		.depth = TCPSTREAM_DEFAULT_DEPTH,
+		.policy = REASM_POLICY_BSD,
+		.midstream = true,
+	};
 	/* '+': stop at the first operand, so filter words stay operands */
 	while ((c = getopt_long(argc, argv, "+r:I:i:d:e:f:j:w:cqn:s:plvhV",
 				long_opts, NULL)) != -1) {
@@ -279,6 +362,60 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		case OPT_VERBOSE:
 			o->verbose++;
 			break;
+		case OPT_NO_STREAM:
+			cl->no_stream = true;
+			break;
+		case OPT_MAX_FLOWS:
+			cl->so.max_flows = (size_t)parse_count(
+				cl, "number of flows", optarg, 1, 1u << 30);
+			break;
+		case OPT_HZ:
+			cl->so.hz = (unsigned int)parse_count(cl, "HZ", optarg,
+							      1, 10000);
+			break;
+		case OPT_TCP_NEW:
+		case OPT_TCP_EST:
+		case OPT_TCP_CLOSED:
+		case OPT_UDP_NEW:
+		case OPT_UDP_EST:
+		case OPT_HOLE: {
+			/* seconds, up to a year: jiffies stay far from a
+			 * wrap's half at HZ 10000 */
+			unsigned int v = (unsigned int)parse_count(
+				cl, "time-out in seconds", optarg, 1,
+				366u * 86400u);
+			struct flow_timeouts *t = &cl->so.timeouts;
+
+			*(c == OPT_TCP_NEW	? &t->tcp_new :
+			  c == OPT_TCP_EST	? &t->tcp_established :
+			  c == OPT_TCP_CLOSED	? &t->tcp_closed :
+			  c == OPT_UDP_NEW	? &t->udp_new :
+			  c == OPT_UDP_EST	? &t->udp_established :
+						  &cl->so.hole_timeout) = v;
+			break;
+		}
+		case OPT_MEMCAP:
+			cl->so.memcap = parse_size(cl, "--stream-memcap",
+						   optarg, 1);
+			break;
+		case OPT_DEPTH:
+			cl->so.depth =
+				parse_size(cl, "--stream-depth", optarg, 0);
+			break;
+		case OPT_POLICY:
+			if (reasm_policy_parse(optarg, &cl->so.policy)) {
+				fprintf(stderr,
+					TSPKT_PROG ": unknown overlap policy "
+						   "'%s' (first, last, bsd, "
+						   "linux, windows or "
+						   "solaris)\n",
+					optarg);
+				bail(cl, false);
+			}
+			break;
+		case OPT_NO_MIDSTREAM:
+			cl->so.midstream = false;
+			break;
 		case 'h':
 			help();
 			break;
@@ -309,6 +446,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			fprintf(stderr, TSPKT_PROG ": %s\n", err);
 			bail(cl, false);
 		}
+		/* TCP's in its streams; "without it" stays per packet */
+		o->rules.v[o->rules.n - 1].tcp_stream =
+			!cl->no_stream && !cl->invert;
 	} else if (cl->icase || cl->invert) {
 		fprintf(stderr, TSPKT_PROG
 			": --icase and -v apply to PATTERN; "
@@ -324,6 +464,16 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 	}
 	if (o->iface)
 		o->line_buffered = true;
+	cl->so.live = o->iface != NULL;
+	for (size_t i = 0; cl->no_stream && i < o->rules.n; i++) {
+		if (o->rules.v[i].layer == LAYER_STREAM) {
+			fprintf(stderr,
+				TSPKT_PROG ": rule %zu has layer stream, "
+					   "which --no-stream turns off\n",
+				i + 1);
+			bail(cl, false);
+		}
+	}
 }
 
 /*
@@ -364,9 +514,57 @@ static void release_queued(struct sk_buff *skb, void *arg)
 	pkt_release(arg, skb);
 }
 
+static void print_stream_counters(const struct tcpstream *tcp)
+{
+	struct tcpstream_stats ts;
+	const struct reasm_stats *r = &ts.reasm;
+	const struct flow_stats *f = &ts.flows;
+
+	tcpstream_get_stats(tcp, &ts);
+	fprintf(stderr,
+		TSPKT_PROG ": flows: created=%llu max-active=%llu fin=%llu "
+			   "rst=%llu timeout=%llu evicted=%llu "
+			   "end-of-capture=%llu midstream=%llu\n",
+		(unsigned long long)f->created,
+		(unsigned long long)f->max_active,
+		(unsigned long long)f->ended[FLOW_END_FIN],
+		(unsigned long long)f->ended[FLOW_END_RST],
+		(unsigned long long)f->ended[FLOW_END_TIMEOUT],
+		(unsigned long long)f->ended[FLOW_END_EVICTED],
+		(unsigned long long)f->ended[FLOW_END_CAPTURE],
+		(unsigned long long)ts.midstream);
+	fprintf(stderr,
+		TSPKT_PROG ": streams: segments=%llu in-order=%llu "
+			   "out-of-order=%llu duplicates=%llu overlaps=%llu "
+			   "overlaps-different=%llu gaps=%llu gap-bytes=%llu "
+			   "depth-reached=%llu memcap-drops=%llu ignored=%llu "
+			   "matches=%llu\n",
+		(unsigned long long)ts.segments,
+		(unsigned long long)r->in_order,
+		(unsigned long long)r->out_of_order,
+		(unsigned long long)r->duplicates,
+		(unsigned long long)r->overlaps,
+		(unsigned long long)r->overlaps_different,
+		(unsigned long long)r->gaps, (unsigned long long)r->gap_bytes,
+		(unsigned long long)r->depth_reached,
+		(unsigned long long)r->memcap_drops,
+		(unsigned long long)ts.ignored,
+		(unsigned long long)ts.matches);
+	fprintf(stderr,
+		TSPKT_PROG ": timers: armed=%llu fired=%llu "
+			   "try-to-del-removed=%llu try-to-del-idle=%llu "
+			   "try-to-del-running=%llu\n",
+		(unsigned long long)f->timers_armed,
+		(unsigned long long)f->timers_fired,
+		(unsigned long long)f->del_removed,
+		(unsigned long long)f->del_not_pending,
+		(unsigned long long)f->del_running);
+}
+
 static void print_counters(struct capture *cap, struct defrag *d,
 			   struct backlog *b, struct output *out,
-			   const struct tspkt_opts *o)
+			   const struct tspkt_opts *o,
+			   const struct tcpstream *tcp)
 {
 	struct capture_stats cs;
 	struct defrag_stats ds;
@@ -407,6 +605,8 @@ static void print_counters(struct capture *cap, struct defrag *d,
 		fprintf(stderr, TSPKT_PROG ": class %s: %llu\n",
 			o->rules.classes[i],
 			(unsigned long long)output_class_count(out, i));
+	if (tcp)
+		print_stream_counters(tcp);
 	if (cs.have_pcap_stats)
 		fprintf(stderr,
 			TSPKT_PROG ": pcap: received=%u dropped=%u "
@@ -426,6 +626,7 @@ int main(int argc, char **argv)
 	struct pkt_cache cache = { 0 };
 	struct classify ctx;
 	struct classifier *ks = NULL;
+	struct tcpstream *tcp = NULL;
 	pthread_t *th = NULL;
 	unsigned int i, started = 0, nworkers;
 	bool here;
@@ -459,6 +660,15 @@ int main(int argc, char **argv)
 	if (!out) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
 		goto done;
+	}
+	if (!cl.no_stream && tcpstream_wanted(&o->rules)) {
+		/* this thread reads, so it runs the streams' timers */
+		tcp = tcpstream_new(o, &cl.so, err, sizeof(err));
+		if (!tcp) {
+			fprintf(stderr, TSPKT_PROG ": %s\n", err);
+			goto done;
+		}
+		capture_set_streams(cap, tcp);
 	}
 	/* a file waits for room (nothing is lost) unless asked to drop;
 	 * a live capture cannot wait, so it drops and counts */
@@ -519,10 +729,11 @@ int main(int argc, char **argv)
 		status = 2;
 	}
 	if (!o->quiet)
-		print_counters(cap, d, b, out, o);
+		print_counters(cap, d, b, out, o, tcp);
 	if (!status || (o->quiet && output_matched(out)))
 		status = output_matched(out) ? 0 : 1; /* grep -q's rule */
 done:
+	tcpstream_free(tcp);
 	free(th);
 	free(ks);
 	defrag_free(d);

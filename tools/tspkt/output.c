@@ -164,7 +164,14 @@ static void emit(struct output *out, struct pkt_result *r)
 	bool stopped = atomic_load(&out->stop);
 	size_t i;
 
-	out->classified++;
+	if (!r->record)
+		out->classified++;
+	else if (!r->matched && r->text && !stopped && !o->quiet &&
+		 !o->counters_only) {
+		fwrite(r->text, 1, r->text_len, stdout);
+		if (o->line_buffered)
+			fflush(stdout);
+	}
 	if (r->matched && !stopped) {
 		out->matched++;
 		for (i = 0; i < out->nclasses; i++)

@@ -23,6 +23,9 @@ struct pkt_result {
 	struct sk_buff *skb; /* kept for -w when it matched, or NULL */
 	uint8_t *classes;    /* per class: matched (when matched) */
 	bool matched;
+	/* not a datagram: a TCP stream's record (tcpstream.h), a match
+	 * decided at a flow's end or a --json gap or flow line */
+	bool record;
 };
 
 /* @linktype/@snaplen: the capture's, for -w.  NULL with a message in

@@ -32,6 +32,8 @@ const char *rule_layer_name(enum rule_layer layer)
 		return "transport";
 	case LAYER_PAYLOAD:
 		return "payload";
+	case LAYER_STREAM:
+		return "stream";
 	}
 	return "?";
 }
@@ -112,21 +114,24 @@ static int parse_hex(struct token *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* 0..65535, as the kernel's 16-bit from/to. */
-static int parse_offset(const char *key, const char *s, unsigned int *out,
+/* Any 64-bit offset here; past 65535 only for layer stream, which
+ * parse_rule() checks once it knows the layer. */
+static int parse_offset(const char *key, const char *s, uint64_t *out,
 			char *err, size_t errlen)
 {
 	char *end;
-	unsigned long v;
+	unsigned long long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || v > 65535 || *s == '-' || *s == '+') {
-		say(err, errlen, "bad offset '%s' after '%s' (0 to 65535)", s,
-		    key);
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || *s == '-' || *s == '+') {
+		say(err, errlen,
+		    "bad offset '%s' after '%s' (0 to 65535, or to 2^64-1 "
+		    "with layer stream)",
+		    s, key);
 		return -1;
 	}
-	*out = (unsigned int)v;
+	*out = v;
 	return 0;
 }
 
@@ -221,7 +226,8 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 {
 	struct token t, v;
 	const char *s = text;
-	bool negate_next = false;
+	bool negate_next = false, to_given = false;
+	uint64_t from = 0, to = RULE_TO_DEFAULT;
 	int got;
 
 	while ((got = next_token(&s, &t, err, errlen)) == 1) {
@@ -308,9 +314,11 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 			r->len = (unsigned int)v.len;
 		} else if (!strcmp(k, "from") || !strcmp(k, "to")) {
 			if (parse_offset(t.text, v.text,
-					 !strcmp(k, "from") ? &r->from : &r->to,
-					 err, errlen))
+					 !strcmp(k, "from") ? &from : &to, err,
+					 errlen))
 				goto bad_tv;
+			if (!strcmp(k, "to"))
+				to_given = true;
 			free(v.text);
 		} else {
 			if (!strcmp(v.text, "network"))
@@ -319,10 +327,12 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 				r->layer = LAYER_TRANSPORT;
 			else if (!strcmp(v.text, "payload"))
 				r->layer = LAYER_PAYLOAD;
+			else if (!strcmp(v.text, "stream"))
+				r->layer = LAYER_STREAM;
 			else {
 				say(err, errlen,
 				    "unknown layer '%s' (network, "
-				    "transport or payload)",
+				    "transport, payload or stream)",
 				    v.text);
 				goto bad_tv;
 			}
@@ -342,8 +352,30 @@ static int parse_rule(const char *text, struct rule *r, char *err,
 		say(err, errlen, "no string or hex-string in the rule");
 		return -1;
 	}
-	if (r->from > r->to) {
-		say(err, errlen, "from %u is past to %u", r->from, r->to);
+	if (r->layer == LAYER_STREAM && !to_given)
+		to = UINT64_MAX;
+	if (r->layer == LAYER_STREAM) {
+		if (r->invert) {
+			say(err, errlen,
+			    "an inverted rule cannot have layer stream (a "
+			    "stream lacks a string only once it ends)");
+			return -1;
+		}
+		r->sfrom = from;
+		r->sto = to;
+	} else if (from > 65535 || to > 65535) {
+		say(err, errlen,
+		    "offset %llu past 65535 (the kernel's 16-bit from and "
+		    "to; only layer stream takes 64-bit offsets)",
+		    (unsigned long long)(from > 65535 ? from : to));
+		return -1;
+	} else {
+		r->from = (unsigned int)from;
+		r->to = (unsigned int)to;
+	}
+	if (from > to) {
+		say(err, errlen, "from %llu is past to %llu",
+		    (unsigned long long)from, (unsigned long long)to);
 		return -1;
 	}
 	return 0;
@@ -519,6 +551,8 @@ bool rule_layer_base(enum rule_layer layer, const struct sk_buff *skb,
 			return false;
 		*base = (unsigned long)skb_transport_offset(skb);
 		break;
+	case LAYER_STREAM:
+		return false; /* not a datagram's: tcpstream.c */
 	default:
 		if (!meta->has_transport)
 			return false;
@@ -540,7 +574,8 @@ bool rule_match(const struct rule *r, struct sk_buff *skb,
 	unsigned int pos = UINT_MAX;
 
 	*offset = UINT_MAX;
-	if (!rule_layer_base(r->layer, skb, meta, &base))
+	if (!rule_in_packet(r, meta) ||
+	    !rule_layer_base(r->layer, skb, meta, &base))
 		return false;
 	if (r->skip_empty && base >= skb->len)
 		return false;

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "decode.h"
 
@@ -23,6 +24,8 @@ enum rule_layer {
 	LAYER_TRANSPORT, /* the TCP/UDP/... header (em_text) */
 	LAYER_PAYLOAD,	 /* after the transport header (ngrep; for
 				   ICMP after type, code and checksum) */
+	LAYER_STREAM,	 /* a TCP direction's reassembled bytes, from
+				   its first (64-bit offsets; tcpstream.c) */
 };
 
 #define RULE_TO_DEFAULT 65535u
@@ -35,9 +38,13 @@ struct rule {
 	u8 *pattern;
 	unsigned int len;
 	unsigned int from, to; /* relative to the layer's first byte */
+	uint64_t sfrom, sto;   /* the same for LAYER_STREAM */
 	enum rule_layer layer;
 	bool icase, invert;
 	bool skip_empty;	/* an empty layer never matches (ngrep) */
+	/* in the stream for TCP, in the payload for the rest (the lone
+	 * PATTERN, unless --no-stream or inverted) */
+	bool tcp_stream;
 	struct ts_config *conf; /* read-only once prepared */
 	bool in_set;		/* searched with others in a set (sets.c) */
 };
@@ -76,6 +83,21 @@ int ruleset_prepare(struct ruleset *rs, const char *algo, char *err,
 		    size_t errlen);
 
 void ruleset_free(struct ruleset *rs);
+
+/* Whether @r is searched in TCP streams (LAYER_STREAM, or tcp_stream). */
+static inline bool rule_in_stream(const struct rule *r)
+{
+	return r->layer == LAYER_STREAM || r->tcp_stream;
+}
+
+/* Whether @r is searched in the datagram itself: a stream rule never is,
+ * the lone PATTERN in streams not for TCP. */
+static inline bool rule_in_packet(const struct rule *r,
+				  const struct pkt_meta *meta)
+{
+	return r->layer != LAYER_STREAM &&
+	       !(r->tcp_stream && meta->l4proto == 6 /* IPPROTO_TCP */);
+}
 
 /*
  * Whether @r selects the datagram @skb (skb->data at the IP header, the

@@ -60,7 +60,7 @@ struct group {
 
 static bool set_eligible(const struct rule *r)
 {
-	return r->conf &&
+	return r->conf && r->layer != LAYER_STREAM &&
 	       (!strcmp(r->algo, "auto") || r->conf->ops->init_set != NULL);
 }
 
@@ -196,6 +196,8 @@ int ruleset_build_sets(struct ruleset *rs, char *err, size_t errlen)
 			goto out;
 	}
 	for (i = 0; i < rs->n; i++) {
+		if (rs->v[i].layer == LAYER_STREAM)
+			continue; /* never in a datagram: tcpstream.c */
 		if (!rs->v[i].in_set)
 			ss->own[ss->nown++] = (unsigned int)i;
 		else if (rs->v[i].invert)
@@ -315,7 +317,8 @@ static void add_hit(struct rule_hit *hits, size_t *n, const struct rule *r,
 {
 	hits[*n].rule = r;
 	hits[*n].idx = idx;
-	hits[*n].offset = off;
+	hits[*n].offset = off == UINT_MAX ? RULE_HIT_NO_OFFSET : off;
+	hits[*n].stream = false;
 	(*n)++;
 }
 
@@ -354,6 +357,7 @@ size_t ruleset_match(const struct ruleset *rs, struct sk_buff *skb,
 		const struct rule *r = &rs->v[k];
 
 		if (sc->pos[k] < POS_MISS && !r->invert &&
+		    rule_in_packet(r, meta) &&
 		    !(r->skip_empty && base[r->layer] >= skb->len))
 			add_hit(hits, &n, r, k, sc->pos[k]);
 	}
@@ -362,6 +366,7 @@ size_t ruleset_match(const struct ruleset *rs, struct sk_buff *skb,
 		const struct rule *r = &rs->v[k];
 
 		if (has[r->layer] && sc->pos[k] >= POS_MISS &&
+		    rule_in_packet(r, meta) &&
 		    !(r->skip_empty && base[r->layer] >= skb->len))
 			add_hit(hits, &n, r, k, UINT_MAX);
 	}

@@ -17,6 +17,8 @@
 
 #define TSPKT_PROG "tspkt"
 
+struct rule_hit;
+
 struct tspkt_opts {
 	const char *read_file; /* -r */
 	const char *iface;     /* -i */
@@ -69,6 +71,10 @@ struct pkt_info {
 	int64_t ts_ns;	     /* and its time */
 	unsigned int nfrags; /* 1, or the fragments it was made of */
 	struct pkt_meta meta;
+	/* TCP stream occurrences its bytes completed (tcpstream.c): a heap
+	 * array the classifier reports and frees, or NULL */
+	struct rule_hit *shits;
+	size_t nshits;
 };
 
 #endif

@@ -1,0 +1,594 @@
+/*
+ * test_tspkt_stream.c - tspkt following TCP streams, run as a user runs
+ * it on captures built here.
+ *
+ * A string is cut at every byte position across 2 to 8 segments, which
+ * arrive in order, reversed, shuffled, each twice, or with partly
+ * overlapping retransmissions, from an initial sequence number just before
+ * the 32-bit wrap or not, over IPv4 and IPv6: each flow's occurrence must
+ * be reported exactly once, at its stream offset, with the frame whose
+ * arrival made its bytes contiguous (computed here by replaying the
+ * arrivals).  Then: --no-stream gives back the per-packet search (which
+ * misses the cut strings), layer stream rules with from/to windows, a gap
+ * left by a segment that never comes (no match spans it, offsets after it
+ * stay true, a "gap" record), flow records with their reasons, and the
+ * stream counters.
+ *
+ * Environment: BUILD (set by tests/run-tests.sh) locates $BUILD/bin/tspkt;
+ * TSPKT_TEST_KEEP=1 keeps the temporary folder.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "child.h"
+#include "pcapgen.h"
+#include "testsupport.h"
+
+#define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+
+static char tspkt_path[4096];
+static char dir[4096];
+
+static const char needle[] = "CROSS-SEGMENT-NEEDLE";
+#define NLEN ((unsigned int)sizeof(needle) - 1)
+#define AT 23u	   /* the needle's stream offset */
+#define DLEN 61u   /* bytes per direction */
+#define MAXSEG 16u /* with retransmissions */
+
+/* ---- running tspkt ------------------------------------------------------- */
+
+static void run_tspkt(struct child_result *r, char *const *args)
+{
+	char *argv[32];
+	int n = 0;
+
+	argv[n++] = tspkt_path;
+	while (*args)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	const struct child_spec spec = { .argv = argv,
+					 .cwd = dir,
+					 .capdir = dir };
+
+	if (child_run(&spec, r))
+		fail_msg("run tspkt: %s", strerror(errno));
+	if (child_sanitizer_report(r->err))
+		fail_msg("sanitizer report:\n%s", r->err);
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) > 1)
+		fail_msg("tspkt: status %d; stderr:\n%s", r->status, r->err);
+}
+
+/* The number after "key": in @line, or -1. */
+static long long json_num(const char *line, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(line, k);
+	return p ? strtoll(p + strlen(k), NULL, 10) : -1;
+}
+
+/* The value of "key=" in the stderr line starting with "tspkt: what". */
+static long long counter(const char *err, const char *what, const char *key)
+{
+	char head[64], k[64];
+	const char *line, *p, *eol;
+
+	snprintf(head, sizeof(head), "tspkt: %s", what);
+	snprintf(k, sizeof(k), " %s=", key);
+	line = strstr(err, head);
+	if (!line)
+		fail_msg("no '%s' line in:\n%s", head, err);
+	eol = strchr(line, '\n');
+	p = strstr(line, k);
+	if (!p || (eol && p > eol))
+		fail_msg("no %s= in '%s' line", key, what);
+	return strtoll(p + strlen(k), NULL, 10);
+}
+
+/* A copy of the line of @text that holds @what (the test fails without
+ * one). */
+static char *line_with(const char *text, const char *what)
+{
+	const char *p = strstr(text, what), *b, *e;
+	char *line;
+
+	if (!p)
+		fail_msg("no line with %s in:\n%s", what, text);
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	line = strndup(b, (size_t)(e - b));
+	assert_non_null(line);
+	return line;
+}
+
+/* ---- building flows -------------------------------------------------------- */
+
+struct seg {
+	unsigned int from, to; /* stream bytes [from, to) */
+};
+
+struct capture {
+	struct pg_writer *w;
+	int64_t t_us;
+	uint64_t frame;
+};
+
+static void put(struct capture *c, const struct pg_flow *f, const void *data,
+		unsigned int len)
+{
+	struct pg_frame *fr = malloc(sizeof(*fr));
+
+	assert_non_null(fr);
+	pg_build(fr, f, data, len);
+	pg_write(c->w, fr, c->t_us, 0);
+	c->t_us += 10;
+	c->frame++;
+	free(fr);
+}
+
+static uint64_t rng = 0x5eed;
+
+static unsigned int below(unsigned int n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned int)(rng % n);
+}
+
+enum order { IN_ORDER, REVERSED, SHUFFLED, TWICE, OVERLAPPING, NORDERS };
+static const char *const order_name[] = { "in order", "reversed", "shuffled",
+					   "each twice", "overlapping" };
+
+/*
+ * One flow (ports @sport -> 80) carrying @data with the needle cut at
+ * needle byte @cut, in @nseg segments sent in @ord, from ISN @isn; returns
+ * the frame that completes the needle's bytes.
+ */
+static uint64_t one_flow(struct capture *c, int family, uint16_t sport,
+			 uint32_t isn, const uint8_t *data, unsigned int cut,
+			 unsigned int nseg, enum order ord)
+{
+	struct pg_flow cli = family == 4 ? pg_flow_tcp4 : pg_flow_tcp6;
+	struct pg_flow srv = cli;
+	struct seg segs[MAXSEG], sent[2 * MAXSEG];
+	unsigned int bounds[MAXSEG + 1], nb = 0, nsent = 0, i, j;
+	bool have[DLEN] = { false };
+	uint64_t done_frame = 0;
+
+	cli.sport = sport;
+	cli.dport = 80;
+	srv.src = cli.dst;
+	srv.dst = cli.src;
+	srv.sport = 80;
+	srv.dport = sport;
+	/* cuts: the needle's, the rest random and distinct */
+	bounds[nb++] = AT + cut;
+	while (nb < nseg - 1) {
+		unsigned int b = 1 + below(DLEN - 1);
+
+		for (j = 0; j < nb && bounds[j] != b; j++)
+			;
+		if (j == nb)
+			bounds[nb++] = b;
+	}
+	bounds[nb++] = 0;
+	bounds[nb++] = DLEN;
+	for (i = 0; i < nb; i++)
+		for (j = i + 1; j < nb; j++)
+			if (bounds[j] < bounds[i]) {
+				unsigned int t = bounds[i];
+
+				bounds[i] = bounds[j];
+				bounds[j] = t;
+			}
+	for (i = 0; i + 1 < nb; i++)
+		segs[i] = (struct seg){ bounds[i], bounds[i + 1] };
+	nseg = nb - 1;
+	switch (ord) {
+	case IN_ORDER:
+		for (i = 0; i < nseg; i++)
+			sent[nsent++] = segs[i];
+		break;
+	case REVERSED:
+		for (i = nseg; i-- > 0;)
+			sent[nsent++] = segs[i];
+		break;
+	case SHUFFLED:
+		for (i = 0; i < nseg; i++)
+			sent[nsent++] = segs[i];
+		for (i = nsent; i > 1; i--) {
+			struct seg t;
+
+			j = below(i);
+			t = sent[i - 1];
+			sent[i - 1] = sent[j];
+			sent[j] = t;
+		}
+		break;
+	case TWICE:
+		for (i = 0; i < nseg; i++) {
+			sent[nsent++] = segs[i];
+			sent[nsent++] = segs[i];
+		}
+		break;
+	default: /* OVERLAPPING: each retransmitted wider, the same bytes */
+		for (i = 0; i < nseg; i++) {
+			struct seg wide = segs[i];
+
+			sent[nsent++] = segs[i];
+			wide.from = wide.from > 3 ? wide.from - 3 : 0;
+			wide.to = wide.to + 2 < DLEN ? wide.to + 2 : DLEN;
+			sent[nsent++] = wide;
+		}
+		break;
+	}
+	cli.tcp_seq = isn;
+	cli.tcp_flags = TH_SYN;
+	put(c, &cli, NULL, 0);
+	srv.tcp_seq = 5000;
+	srv.tcp_flags = TH_SYN | TH_ACK;
+	put(c, &srv, NULL, 0);
+	for (i = 0; i < nsent; i++) {
+		unsigned int k, contiguous = 0;
+
+		cli.tcp_seq = isn + 1 + sent[i].from;
+		cli.tcp_flags = TH_PSH | TH_ACK;
+		put(c, &cli, data + sent[i].from, sent[i].to - sent[i].from);
+		for (k = sent[i].from; k < sent[i].to; k++)
+			have[k] = true;
+		while (contiguous < DLEN && have[contiguous])
+			contiguous++;
+		if (!done_frame && contiguous >= AT + NLEN)
+			done_frame = c->frame;
+	}
+	cli.tcp_seq = isn + 1 + DLEN;
+	cli.tcp_flags = TH_FIN | TH_ACK;
+	put(c, &cli, NULL, 0);
+	srv.tcp_seq = 5001;
+	srv.tcp_flags = TH_FIN | TH_ACK;
+	put(c, &srv, NULL, 0);
+	return done_frame;
+}
+
+static void make_data(uint8_t *data)
+{
+	for (unsigned int i = 0; i < DLEN; i++)
+		data[i] = (uint8_t)('a' + i % 26);
+	memcpy(data + AT, needle, NLEN);
+}
+
+/*
+ * Every cut of the needle across 2 to 8 segments in @ord over @family,
+ * from an ISN just before the wrap or not: one flow each, one tspkt run.
+ */
+static void cuts_in(int family, enum order ord, bool wrap)
+{
+	char cap[4200];
+	struct capture c = { .t_us = TS0_US };
+	uint8_t data[DLEN];
+	uint64_t want[NLEN * 8];
+	unsigned int nflows = 0, cut, nseg;
+	struct child_result r;
+	const char *line;
+	unsigned int found = 0;
+	bool *seen;
+
+	make_data(data);
+	snprintf(cap, sizeof(cap), "%s/cuts.pcap", dir);
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	for (cut = 1; cut < NLEN; cut++)
+		for (nseg = 2; nseg <= 8; nseg++) {
+			/* the wrap falls inside the needle's bytes */
+			uint32_t isn = wrap ? (uint32_t)(0 - (AT + cut)) - 1 :
+					      1000u * (nflows + 1);
+
+			want[nflows] = one_flow(&c, family,
+						(uint16_t)(20000 + nflows), isn,
+						data, cut, nseg, ord);
+			nflows++;
+		}
+	pg_close(c.w);
+	char *args[] = { "--json", "-r", "cuts.pcap", (char *)needle, NULL };
+	run_tspkt(&r, args);
+	seen = calloc(nflows, sizeof(*seen));
+	assert_non_null(seen);
+	for (line = r.out; *line; line = strchr(line, '\n') + 1) {
+		long long sport, off, frame;
+		unsigned int k;
+
+		if (strncmp(line, "{\"type\":\"match\"", 15))
+			continue;
+		sport = json_num(line, "sport");
+		off = json_num(line, "offset");
+		frame = json_num(line, "frame");
+		if (!strstr(line, "\"layer\":\"stream\""))
+			fail_msg("%s, %s: not a stream match: %.200s",
+				 order_name[ord], wrap ? "wrap" : "no wrap",
+				 line);
+		k = (unsigned int)(sport - 20000);
+		if (sport < 20000 || k >= nflows)
+			fail_msg("match on an unknown flow: %.200s", line);
+		if (seen[k])
+			fail_msg("%s: flow %u reported twice", order_name[ord],
+				 k);
+		seen[k] = true;
+		found++;
+		if (off != AT)
+			fail_msg("%s, %s, flow %u (cut %u, %u segments): "
+				 "offset %lld, expected %u",
+				 order_name[ord], wrap ? "wrap" : "no wrap", k,
+				 1 + k / 7, 2 + k % 7, off, AT);
+		if ((uint64_t)frame != want[k])
+			fail_msg("%s, %s, flow %u (cut %u, %u segments): "
+				 "frame %lld, expected %llu",
+				 order_name[ord], wrap ? "wrap" : "no wrap", k,
+				 1 + k / 7, 2 + k % 7, frame,
+				 (unsigned long long)want[k]);
+	}
+	if (found != nflows)
+		fail_msg("IPv%d %s %s: %u of %u flows reported; stderr:\n%s",
+			 family, order_name[ord], wrap ? "wrap" : "no wrap",
+			 found, nflows, r.err);
+	assert_int_equal(counter(r.err, "streams:", "matches"), nflows);
+	assert_int_equal(counter(r.err, "flows:", "fin"), nflows);
+	if (ord == TWICE)
+		assert_true(counter(r.err, "streams:", "duplicates") > 0);
+	if (ord == OVERLAPPING)
+		assert_true(counter(r.err, "streams:", "overlaps") > 0);
+	assert_int_equal(counter(r.err, "streams:", "overlaps-different"), 0);
+	assert_int_equal(counter(r.err, "streams:", "gaps"), 0);
+	free(seen);
+	child_result_free(&r);
+}
+
+static void every_cut(void **unused)
+{
+	(void)unused;
+	for (int family = 4; family <= 6; family += 2)
+		for (int ord = 0; ord < NORDERS; ord++)
+			for (int wrap = 0; wrap < 2; wrap++)
+				cuts_in(family, (enum order)ord, wrap);
+}
+
+/* --no-stream: today's per-packet search, which cannot see a string cut
+ * between segments; a string inside one segment is still found. */
+static void no_stream_is_per_packet(void **unused)
+{
+	struct capture c = { .t_us = TS0_US };
+	uint8_t data[DLEN];
+	struct child_result r;
+	char cap[4200];
+
+	(void)unused;
+	make_data(data);
+	snprintf(cap, sizeof(cap), "%s/one.pcap", dir);
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	one_flow(&c, 4, 30000, 77, data, 5, 2, IN_ORDER);
+	pg_close(c.w);
+	char *a1[] = { "--no-stream", "-r", "one.pcap", (char *)needle, NULL };
+	run_tspkt(&r, a1);
+	assert_int_equal(WEXITSTATUS(r.status), 1);
+	assert_string_equal(r.out, "");
+	assert_null(strstr(r.err, "streams:"));
+	child_result_free(&r);
+	char *a2[] = { "--no-stream", "-r", "one.pcap", "NEEDLE", NULL };
+	run_tspkt(&r, a2);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	assert_non_null(strstr(r.out, " match offset="));
+	child_result_free(&r);
+	char *a3[] = { "-r", "one.pcap", (char *)needle, NULL };
+	run_tspkt(&r, a3);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	assert_non_null(strstr(r.out, " match stream-offset=23 "));
+	child_result_free(&r);
+}
+
+/* Rules of layer stream: a window of stream offsets; several rules over
+ * one pattern; each occurrence of a repeated string once. */
+static void stream_rules(void **unused)
+{
+	struct capture c = { .t_us = TS0_US };
+	struct pg_flow cli = pg_flow_tcp4, srv = pg_flow_tcp4;
+	static const char text[] = "abcABCabcABCabc";
+	struct child_result r;
+	char cap[4200];
+
+	(void)unused;
+	snprintf(cap, sizeof(cap), "%s/rules.pcap", dir);
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	cli.sport = 40000;
+	cli.dport = 80;
+	srv.src = cli.dst;
+	srv.dst = cli.src;
+	srv.sport = 80;
+	srv.dport = 40000;
+	cli.tcp_seq = 100;
+	cli.tcp_flags = TH_SYN;
+	put(&c, &cli, NULL, 0);
+	/* "abcABCa" + "bcABCabc": every "abc" at 0, 6, 12 */
+	cli.tcp_flags = TH_PSH | TH_ACK;
+	cli.tcp_seq = 101;
+	put(&c, &cli, text, 7);
+	cli.tcp_seq = 108;
+	put(&c, &cli, text + 7, 8);
+	pg_close(c.w);
+	char *args[] = { "--json",
+			 "-r",
+			 "rules.pcap",
+			 "-e",
+			 "class all string abc layer stream",
+			 "-e",
+			 "class late string abc layer stream from 5",
+			 "-e",
+			 "class early string abc layer stream to 9",
+			 "-e",
+			 "class ci string ABC layer stream icase from 1 to 7",
+			 NULL };
+	run_tspkt(&r, args);
+	/* frame 2 completes abc@0 (all, early) and ABC@3 (ci: in [1,7));
+	 * frame 3 completes abc@6 (all, late, early? 6+3=9 <= 9 yes),
+	 * abc@12 (all, late), and ABC@9 (ci: past 7, no) */
+	{
+		char *l2 = line_with(r.out, "\"frame\":2,");
+		char *l3 = line_with(r.out, "\"frame\":3,");
+
+		assert_non_null(strstr(l2, "\"class\":\"all\",\"layer\":"
+					   "\"stream\",\"invert\":false,"
+					   "\"offset\":0}"));
+		assert_non_null(strstr(l2, "\"class\":\"early\",\"layer\":"
+					   "\"stream\",\"invert\":false,"
+					   "\"offset\":0}"));
+		assert_non_null(strstr(l2, "\"class\":\"ci\",\"layer\":"
+					   "\"stream\",\"invert\":false,"
+					   "\"offset\":3}"));
+		assert_null(strstr(l2, "\"late\""));
+		assert_non_null(strstr(l3, "\"class\":\"all\",\"layer\":"
+					   "\"stream\",\"invert\":false,"
+					   "\"offset\":6},{\"rule\":1,\"class\":"
+					   "\"all\",\"layer\":\"stream\","
+					   "\"invert\":false,\"offset\":12}"));
+		assert_non_null(strstr(l3, "\"class\":\"late\",\"layer\":"
+					   "\"stream\",\"invert\":false,"
+					   "\"offset\":6}"));
+		assert_non_null(strstr(l3, "\"class\":\"early\",\"layer\":"
+					   "\"stream\",\"invert\":false,"
+					   "\"offset\":6}"));
+		assert_null(strstr(l3, "\"ci\""));
+		free(l2);
+		free(l3);
+	}
+	assert_int_equal(counter(r.err, "streams:", "matches"), 8);
+	assert_non_null(strstr(r.err, "tspkt: class all: 2\n"));
+	assert_non_null(strstr(r.err, "tspkt: class ci: 1\n"));
+	child_result_free(&r);
+	/* an inverted stream rule is refused with a reason */
+	char *bad[] = { "-r", "rules.pcap", "-e",
+			"! string abc layer stream", NULL };
+	struct child_spec spec = { .argv = NULL, .cwd = dir, .capdir = dir };
+	char *argv[8] = { tspkt_path };
+
+	for (int i = 0; bad[i]; i++)
+		argv[i + 1] = bad[i];
+	spec.argv = argv;
+	assert_int_equal(child_run(&spec, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 2);
+	assert_non_null(strstr(r.err, "layer stream"));
+	child_result_free(&r);
+}
+
+/* A segment that never comes: once the capture ends (or the hole times
+ * out) its bytes are a gap; the needle around it is never reported, the
+ * one after it is, at its true offset, and --json prints the gap and the
+ * flow's end. */
+static void gaps(void **unused)
+{
+	struct capture c = { .t_us = TS0_US };
+	struct pg_flow cli = pg_flow_tcp6, srv = pg_flow_tcp6;
+	uint8_t data[200];
+	struct child_result r;
+	char cap[4200];
+
+	(void)unused;
+	memset(data, '.', sizeof(data));
+	memcpy(data + 10, needle, NLEN);  /* spans the gap [15, 40) */
+	memcpy(data + 100, needle, NLEN); /* after it */
+	snprintf(cap, sizeof(cap), "%s/gap.pcap", dir);
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	cli.sport = 41000;
+	cli.dport = 80;
+	srv.src = cli.dst;
+	srv.dst = cli.src;
+	srv.sport = 80;
+	srv.dport = 41000;
+	cli.tcp_seq = 999;
+	cli.tcp_flags = TH_SYN;
+	put(&c, &cli, NULL, 0);
+	cli.tcp_flags = TH_PSH | TH_ACK;
+	cli.tcp_seq = 1000;
+	put(&c, &cli, data, 15);
+	cli.tcp_seq = 1000 + 40;
+	put(&c, &cli, data + 40, 160);
+	/* an hour later: the hole has timed out long before */
+	c.t_us += 3600LL * 1000000;
+	srv.tcp_seq = 1;
+	srv.tcp_flags = TH_RST;
+	put(&c, &srv, NULL, 0);
+	pg_close(c.w);
+	char *args[] = { "--json", "-r", "gap.pcap", (char *)needle, NULL };
+	run_tspkt(&r, args);
+	assert_non_null(strstr(r.out, "{\"type\":\"gap\""));
+	assert_int_equal(json_num(strstr(r.out, "{\"type\":\"gap\""), "offset"),
+			 15);
+	assert_int_equal(json_num(strstr(r.out, "{\"type\":\"gap\""), "length"),
+			 25);
+	{
+		const char *m = strstr(r.out, "{\"type\":\"match\"");
+
+		assert_non_null(m);
+		assert_int_equal(json_num(m, "offset"), 100);
+		assert_null(strstr(m + 1, "{\"type\":\"match\""));
+	}
+	assert_non_null(strstr(r.out, "{\"type\":\"flow\""));
+	assert_int_equal(counter(r.err, "streams:", "gaps"), 1);
+	assert_int_equal(counter(r.err, "streams:", "gap-bytes"), 25);
+	assert_int_equal(counter(r.err, "streams:", "matches"), 1);
+	child_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_cut),
+		cmocka_unit_test(no_stream_is_per_packet),
+		cmocka_unit_test(stream_rules),
+		cmocka_unit_test(gaps),
+	};
+	const char *build = getenv("BUILD");
+	int ret;
+
+	if (!test_program_path("tspkt", tspkt_path, sizeof(tspkt_path))) {
+		printf("not ok: tspkt not found in %s/bin: %s\n",
+		       build ? build : "build/default", strerror(errno));
+		return 1;
+	}
+	if (!test_make_tmpdir("tspkt-stream", dir, sizeof(dir))) {
+		printf("not ok: temporary folder: %s\n", strerror(errno));
+		return 1;
+	}
+	setenv("LC_ALL", "C", 1);
+	signal(SIGPIPE, SIG_IGN);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	if (getenv("TSPKT_TEST_KEEP"))
+		printf("# kept %s\n", dir);
+	else if (test_remove_tree(dir))
+		printf("# could not remove %s\n", dir);
+	return ret;
+}

@@ -1,0 +1,323 @@
+/*
+ * flow.c - the flow table (flow.h says what it offers).
+ *
+ * A flow is in a hash chain (by its key, seeded per table so that chains
+ * cannot be aimed at), on a list from the oldest last packet to the newest
+ * (eviction takes the oldest), and, while it lives, its timer is pending on
+ * the table's base.  Every packet re-arms the timer (mod_timer: O(1)), so
+ * an idle flow costs nothing until its time-out fires.
+ */
+#include "flow.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FLOW_TH_FIN 0x01
+#define FLOW_TH_RST 0x04
+
+#define FLOW_MIN_BUCKETS 16u
+#define FLOW_MAX_BUCKETS (1u << 22)
+
+struct flow_table {
+	struct flow **bucket;
+	size_t mask; /* buckets - 1 */
+	uint64_t seed;
+	size_t max_flows;
+	struct flow *oldest, *newest;
+	struct timer_base *base;
+	struct flow_timeouts to;
+	struct flow_ops ops;
+	void *arg;
+	bool ending_all;
+	struct flow *busy; /* its end runs from flow_packet() */
+	struct flow_stats stats;
+};
+
+_Static_assert(sizeof(struct flow) <= 224,
+	       "an idle flow must cost at most 256 bytes with its allocation");
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static size_t flow_hash(const struct flow_table *t, const struct flow_key *k)
+{
+	uint64_t w[5], h = t->seed;
+
+	memcpy(w, k->addr, 32);
+	w[4] = (uint64_t)k->port[0] | (uint64_t)k->port[1] << 16 |
+	       (uint64_t)k->family << 32 | (uint64_t)k->proto << 40;
+	for (int i = 0; i < 5; i++)
+		h = mix64(h ^ w[i]);
+	return (size_t)h & t->mask;
+}
+
+struct flow_table *flow_table_new(size_t max_flows, struct timer_base *base,
+				  const struct flow_timeouts *timeouts,
+				  const struct flow_ops *ops, void *arg)
+{
+	struct flow_table *t = calloc(1, sizeof(*t));
+	size_t n = FLOW_MIN_BUCKETS;
+	struct timespec now;
+
+	if (!t)
+		return NULL;
+	while (n < max_flows && n < FLOW_MAX_BUCKETS)
+		n <<= 1;
+	t->bucket = calloc(n, sizeof(*t->bucket));
+	if (!t->bucket) {
+		free(t);
+		return NULL;
+	}
+	t->mask = n - 1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t->seed = mix64((uint64_t)now.tv_nsec ^ (uint64_t)(uintptr_t)t ^
+			((uint64_t)now.tv_sec << 32));
+	t->max_flows = max_flows ? max_flows : 1;
+	t->base = base;
+	t->to = *timeouts;
+	t->ops = *ops;
+	t->arg = arg;
+	return t;
+}
+
+static void list_unlink(struct flow_table *t, struct flow *f)
+{
+	if (f->older)
+		f->older->newer = f->newer;
+	else
+		t->oldest = f->newer;
+	if (f->newer)
+		f->newer->older = f->older;
+	else
+		t->newest = f->older;
+	f->older = f->newer = NULL;
+}
+
+static void list_append(struct flow_table *t, struct flow *f)
+{
+	f->older = t->newest;
+	f->newer = NULL;
+	if (t->newest)
+		t->newest->newer = f;
+	else
+		t->oldest = f;
+	t->newest = f;
+}
+
+static void hash_unlink(struct flow_table *t, struct flow *f)
+{
+	struct flow **pp = &t->bucket[flow_hash(t, &f->key)];
+
+	while (*pp && *pp != f)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = f->hnext;
+}
+
+/* Tell the owner, once. */
+static void flow_end(struct flow_table *t, struct flow *f, enum flow_end why)
+{
+	if (f->ended)
+		return;
+	f->ended = true;
+	t->stats.ended[why]++;
+	t->ops.end(f, why, t->arg);
+}
+
+static void flow_free(struct flow_table *t, struct flow *f)
+{
+	hash_unlink(t, f);
+	list_unlink(t, f);
+	t->stats.active--;
+	free(f);
+}
+
+/* The time-out fired: end the flow (unless a RST or FIN did) and free it.
+ * The owner's end may close this very flow (say its flush reaches -n):
+ * try_to_del_timer_sync() then answers -1, and the flow is freed here. */
+static void flow_expire(struct timer_list *timer)
+{
+	struct flow *f = from_timer(f, timer, timer);
+	struct flow_table *t = f->table;
+
+	t->stats.timers_fired++;
+	flow_end(t, f, FLOW_END_TIMEOUT);
+	flow_free(t, f);
+}
+
+static unsigned int flow_timeout(const struct flow_table *t,
+				 const struct flow *f)
+{
+	if (f->key.proto == IPPROTO_TCP) {
+		switch (f->state) {
+		case FLOW_NEW:
+			return t->to.tcp_new;
+		case FLOW_ESTABLISHED:
+			return t->to.tcp_established;
+		default:
+			return t->to.tcp_closed;
+		}
+	}
+	return f->state == FLOW_NEW ? t->to.udp_new : t->to.udp_established;
+}
+
+static void flow_arm(struct flow_table *t, struct flow *f)
+{
+	unsigned long secs = flow_timeout(t, f);
+
+	mod_timer(&f->timer, jiffies + secs * (unsigned long)HZ);
+	t->stats.timers_armed++;
+}
+
+void flow_close(struct flow_table *t, struct flow *f, enum flow_end why)
+{
+	int r;
+
+	if (f->dying)
+		return;
+	r = try_to_del_timer_sync(&f->timer);
+	if (r < 0) {
+		/* its expiry is running (this is called from inside it):
+		 * the expiry ends and frees it */
+		t->stats.del_running++;
+		f->dying = true;
+		return;
+	}
+	if (r)
+		t->stats.del_removed++;
+	else
+		t->stats.del_not_pending++;
+	/* we removed the pending timer (or none was): the teardown is ours;
+	 * dying keeps the owner's end from closing it a second time */
+	f->dying = true;
+	if (f == t->busy)
+		return; /* flow_packet() frees it once its end returns */
+	flow_end(t, f, why);
+	flow_free(t, f);
+}
+
+static void make_key(struct flow_key *k, int family, uint8_t proto,
+		     const uint8_t *src, const uint8_t *dst, uint16_t sport,
+		     uint16_t dport, int *dir)
+{
+	size_t alen = family == 6 ? 16 : 4;
+	int c = memcmp(src, dst, alen);
+
+	memset(k, 0, sizeof(*k));
+	if (c == 0)
+		c = (sport > dport) - (sport < dport);
+	*dir = c > 0;
+	memcpy(k->addr[*dir], src, alen);
+	memcpy(k->addr[!*dir], dst, alen);
+	k->port[*dir] = sport;
+	k->port[!*dir] = dport;
+	k->family = (uint8_t)family;
+	k->proto = proto;
+}
+
+struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
+			 const uint8_t *src, const uint8_t *dst, uint16_t sport,
+			 uint16_t dport, int *dir)
+{
+	struct flow_key k;
+	struct flow *f;
+	size_t h;
+
+	make_key(&k, family, proto, src, dst, sport, dport, dir);
+	h = flow_hash(t, &k);
+	for (f = t->bucket[h]; f; f = f->hnext)
+		if (!memcmp(&f->key, &k, sizeof(k)))
+			return f;
+	if (t->stats.active >= t->max_flows && t->oldest)
+		flow_close(t, t->oldest, FLOW_END_EVICTED);
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	f->key = k;
+	f->table = t;
+	timer_setup(&f->timer, flow_expire, 0);
+	f->hnext = t->bucket[h];
+	t->bucket[h] = f;
+	list_append(t, f);
+	t->stats.created++;
+	if (++t->stats.active > t->stats.max_active)
+		t->stats.max_active = t->stats.active;
+	return f;
+}
+
+enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
+			    unsigned int bytes, uint8_t tcp_flags)
+{
+	if (!f->packets)
+		f->init_dir = (uint8_t)dir;
+	f->packets++;
+	f->bytes += bytes;
+	if (t->newest != f) {
+		list_unlink(t, f);
+		list_append(t, f);
+	}
+	if (f->state != FLOW_CLOSED) {
+		f->seen |= (uint8_t)(1u << dir);
+		if (f->seen == 3)
+			f->state = FLOW_ESTABLISHED;
+		if (f->key.proto == IPPROTO_TCP) {
+			if (tcp_flags & FLOW_TH_FIN)
+				f->fin |= (uint8_t)(1u << dir);
+			if (tcp_flags & FLOW_TH_RST || f->fin == 3) {
+				f->state = FLOW_CLOSED;
+				t->busy = f;
+				flow_end(t, f,
+					 tcp_flags & FLOW_TH_RST ?
+						 FLOW_END_RST :
+						 FLOW_END_FIN);
+				t->busy = NULL;
+			}
+		}
+		/* the owner's end may have closed it (say at -n) */
+		if (f->dying) {
+			flow_free(t, f);
+			return FLOW_GONE;
+		}
+	}
+	flow_arm(t, f);
+	return (enum flow_state)f->state;
+}
+
+void flow_table_end_all(struct flow_table *t, enum flow_end why)
+{
+	struct flow *f, *next;
+
+	if (t->ending_all)
+		return;
+	t->ending_all = true;
+	for (f = t->oldest; f; f = next) {
+		next = f->newer;
+		flow_close(t, f, why);
+	}
+	t->ending_all = false;
+}
+
+void flow_table_free(struct flow_table *t)
+{
+	if (!t)
+		return;
+	flow_table_end_all(t, FLOW_END_CAPTURE);
+	free(t->bucket);
+	free(t);
+}
+
+const struct flow_stats *flow_table_stats(const struct flow_table *t)
+{
+	return &t->stats;
+}
