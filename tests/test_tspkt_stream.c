@@ -414,7 +414,7 @@ static void no_stream_is_per_packet(void **unused)
 static void stream_rules(void **unused)
 {
 	struct capture c = { .t_us = TS0_US };
-	struct pg_flow cli = pg_flow_tcp4, srv = pg_flow_tcp4;
+	struct pg_flow cli = pg_flow_tcp4;
 	static const char text[] = "abcABCabcABCabc";
 	struct child_result r;
 	char cap[4200];
@@ -425,10 +425,6 @@ static void stream_rules(void **unused)
 	assert_non_null(c.w);
 	cli.sport = 40000;
 	cli.dport = 80;
-	srv.src = cli.dst;
-	srv.dst = cli.src;
-	srv.sport = 80;
-	srv.dport = 40000;
 	cli.tcp_seq = 100;
 	cli.tcp_flags = TH_SYN;
 	put(&c, &cli, NULL, 0);

@@ -544,7 +544,7 @@ static void print_stream_counters(const struct tcpstream *tcp)
 		(unsigned long long)r->out_of_order,
 		(unsigned long long)r->duplicates,
 		(unsigned long long)r->overlaps,
-		(unsigned long long)r->overlaps_different,
+		(unsigned long long)r->overlaps_diff,
 		(unsigned long long)r->gaps, (unsigned long long)r->gap_bytes,
 		(unsigned long long)r->depth_reached,
 		(unsigned long long)r->memcap_drops,

@@ -60,7 +60,8 @@ struct sdir {
 	uint64_t last_frame; /* the last datagram that brought bytes */
 	int64_t last_ts;
 	uint8_t dir;
-	bool ended; /* its searches are ended (flow end) */
+	bool counted_midstream;
+	struct reasm_consumer consumer;
 	struct ts_stream *s[];
 };
 
@@ -72,7 +73,7 @@ struct tcpstream {
 	unsigned int nm;
 	struct timer_base *base;
 	struct flow_table *flows;
-	struct reasm_shared shared; /* the memcap, across directions */
+	struct reasm_ctx rctx; /* the memcap, across directions */
 	/* the clock */
 	bool have_t0;
 	int64_t t0_ns;
@@ -419,18 +420,18 @@ static void drain(struct tcpstream *ts, struct sdir *d, unsigned int k)
 	}
 }
 
-/* The reassembly's bytes in order: to every search of the direction. */
-static void on_data(void *arg, const uint8_t *data, size_t len,
-		    uint64_t offset)
+/* The reassembly's bytes in order: to every search of the direction
+ * (whose offsets count from d->base, so @off is theirs already). */
+static int on_data(void *opaque, uint64_t off, const uint8_t *p, size_t len)
 {
-	struct sdir *d = arg;
+	struct sdir *d = opaque;
 	struct tcpstream *ts = d->ts;
 
-	(void)offset; /* the searches count the bytes themselves */
-	for (unsigned int k = 0; k < ts->nm; k++) {
-		if (textsearch_stream_write(d->s[k], data, len) == 0)
+	(void)off;
+	for (unsigned int k = 0; k < ts->nm; k++)
+		if (textsearch_stream_write(d->s[k], p, len) == 0)
 			drain(ts, d, k);
-	}
+	return 0;
 }
 
 /* End the searches: what waited on more bytes is decided now. */
@@ -442,22 +443,28 @@ static void end_searches(struct tcpstream *ts, struct sdir *d)
 }
 
 /* A gap: no occurrence spans it, and offsets count its bytes. */
-static void on_gap(void *arg, uint64_t offset, uint64_t len)
+static int on_gap(void *opaque, uint64_t off, uint64_t len)
 {
-	struct sdir *d = arg;
+	struct sdir *d = opaque;
 	struct tcpstream *ts = d->ts;
 
 	end_searches(ts, d);
 	for (unsigned int k = 0; k < ts->nm; k++)
 		textsearch_stream_reset(d->s[k]);
-	d->base = offset + len;
-	gap_record(ts, d, offset, len);
+	d->base = off + len;
+	gap_record(ts, d, off, len);
+	return 0;
 }
 
-static const struct reasm_sink sink_ops = {
-	.data = on_data,
-	.gap = on_gap,
-};
+/* The direction's stream is over (its FIN, a RST, the depth). */
+static int on_end(void *opaque, uint64_t off)
+{
+	struct sdir *d = opaque;
+
+	(void)off;
+	end_searches(d->ts, d);
+	return 0;
+}
 
 /* ---- directions ------------------------------------------------------------------ */
 
@@ -483,7 +490,11 @@ static struct sdir *sdir_new(struct tcpstream *ts, struct flow *f, int dir)
 			return NULL;
 		}
 	}
-	reasm_dir_init(&d->rd, &ts->shared);
+	reasm_dir_init(&d->rd);
+	d->consumer = (struct reasm_consumer){ .data = on_data,
+					       .gap = on_gap,
+					       .end = on_end,
+					       .opaque = d };
 	timer_setup(&d->hole_timer, hole_expired, 0);
 	return d;
 }
@@ -493,9 +504,9 @@ static struct sdir *sdir_new(struct tcpstream *ts, struct flow *f, int dir)
 static void sdir_end(struct tcpstream *ts, struct sdir *d)
 {
 	del_timer(&d->hole_timer);
-	reasm_dir_flush(&d->rd, &sink_ops, d);
-	end_searches(ts, d);
-	reasm_dir_release(&d->rd);
+	reasm_close(&ts->rctx, &d->rd, &d->consumer);
+	end_searches(ts, d); /* if the reassembly had ended it already */
+	reasm_dir_free(&ts->rctx, &d->rd);
 	for (unsigned int k = 0; k < ts->nm; k++)
 		textsearch_stream_free(d->s[k]);
 	free(d);
@@ -506,8 +517,8 @@ static void hole_expired(struct timer_list *t)
 {
 	struct sdir *d = from_timer(d, t, hole_timer);
 
-	reasm_dir_skip_hole(&d->rd, &sink_ops, d);
-	if (reasm_dir_has_hole(&d->rd))
+	reasm_skip_hole(&d->ts->rctx, &d->rd, &d->consumer);
+	if (d->rd.held)
 		mod_timer(&d->hole_timer,
 			  jiffies + d->ts->so.hole_timeout * (unsigned long)HZ);
 }
@@ -542,7 +553,16 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 	ts->rs = &o->rules;
 	ts->so = *so;
 	ts->cur_dir = -1;
-	reasm_shared_init(&ts->shared, so->memcap, so->depth, so->policy);
+	{
+		const struct reasm_config rc = {
+			.policy = so->policy,
+			.depth = so->depth,
+			.memcap = (size_t)so->memcap,
+			.no_midstream = !so->midstream,
+		};
+
+		reasm_ctx_init(&ts->rctx, &rc);
+	}
 	if (build_matchers(ts, err, errlen))
 		goto fail;
 	ts->scratch = malloc(65536);
@@ -600,7 +620,7 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 	uint8_t hb[20];
 	const uint8_t *th, *payload;
 	unsigned int toff, plen;
-	uint32_t seq;
+	uint32_t seq, window;
 	uint8_t flags;
 	struct flow *f;
 	struct sdir *d;
@@ -618,6 +638,7 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 	seq = (uint32_t)th[4] << 24 | (uint32_t)th[5] << 16 |
 	      (uint32_t)th[6] << 8 | th[7];
 	flags = th[13];
+	window = (uint32_t)th[14] << 8 | th[15];
 	plen = meta->net_len > meta->payload_off ?
 		       meta->net_len - meta->payload_off :
 		       0;
@@ -659,8 +680,6 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 						   "stream is not followed\n");
 			goto count;
 		}
-		if (!(flags & TH_SYN))
-			ts->st.midstream++;
 	}
 	if (f->ended || !d) {
 		if (f->ended)
@@ -671,8 +690,14 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 		d->last_frame = frame;
 		d->last_ts = ts_ns;
 	}
-	reasm_dir_segment(&d->rd, seq, flags, payload, plen, &sink_ops, d);
-	if (reasm_dir_has_hole(&d->rd)) {
+	if (f->dir[!dir])
+		reasm_window(&((struct sdir *)f->dir[!dir])->rd, window);
+	reasm_add(&ts->rctx, &d->rd, &d->consumer, seq, payload, plen, flags);
+	if (!(d->counted_midstream) && (d->rd.flags & REASM_F_MIDSTREAM)) {
+		d->counted_midstream = true;
+		ts->st.midstream++;
+	}
+	if (d->rd.held) {
 		if (!timer_pending(&d->hole_timer))
 			mod_timer(&d->hole_timer,
 				  jiffies + ts->so.hole_timeout *
@@ -706,7 +731,7 @@ void tcpstream_get_stats(const struct tcpstream *ts,
 			 struct tcpstream_stats *st)
 {
 	*st = ts->st;
-	st->reasm = ts->shared.stats;
+	st->reasm = ts->rctx.stats;
 	st->flows = *flow_table_stats(ts->flows);
 }
 
