@@ -204,7 +204,8 @@ $(BUILD)/tests/test_tsgrep_patterns: tools/common/patterns.c \
 # Tests of tspkt's modules compile them in, with the capture writer of
 # tests/pcap (libpcap's own dump functions).
 TSPKT_MODULES := tools/tspkt/decode.c tools/tspkt/defrag.c \
-                 tools/tspkt/backlog.c
+                 tools/tspkt/backlog.c tools/tspkt/flow.c \
+                 tools/tspkt/reasm.c
 TSPKT_TEST_SRC := $(TSPKT_MODULES) $(wildcard tests/pcap/*.c)
 TSPKT_TESTS   := $(filter $(BUILD)/tests/test_tspkt_%,$(TESTS))
 $(TSPKT_TESTS): TEST_EXTRA_CFLAGS = -Itools/tspkt -Itests/pcap $(PCAP_CFLAGS)
@@ -245,7 +246,16 @@ $(TREE_GEN): bench/tree/tree_gen.c bench/bench_util.h
 # tsgrep is compared when it builds; a tool under construction does not
 # stop the library's figures.  The tree bench fails only when tsgrep and
 # grep disagree on counts, the tspkt bench when tspkt and ngrep disagree.
-bench: lib plugins $(BENCH_BIN) $(BENCH_GEN) $(TREE_GEN)
+# tspkt's TCP streams without a capture: reassembly + search, idle flows
+BENCH_FLOWS := $(BUILD)/bench/bench_flows
+$(BENCH_FLOWS): bench/flows/bench_flows.c tools/tspkt/flow.c \
+                tools/tspkt/reasm.c tools/tspkt/flow.h tools/tspkt/reasm.h \
+                $(HEADERS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itools/tspkt $(filter %.c,$^) -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -ltextsearch
+
+bench: lib plugins $(BENCH_BIN) $(BENCH_GEN) $(TREE_GEN) $(BENCH_FLOWS)
 	@$(MAKE) --no-print-directory tools || \
 	  echo "bench: tools/ did not build, tsgrep may be skipped"
 	TEXTSEARCH_PLUGIN_PATH=$(abspath $(BUILD)/plugins) $(BENCH_BIN) \
@@ -254,6 +264,7 @@ bench: lib plugins $(BENCH_BIN) $(BENCH_GEN) $(TREE_GEN)
 	TEXTSEARCH_PLUGIN_PATH=$(abspath $(BUILD)/plugins) sh \
 	  bench/tree_bench.sh $(BUILD)/bin/tsgrep $(TREE_GEN) \
 	  $(BUILD)/bench/tree$(if $(BENCH_QUICK),-quick --quick)
+	$(BENCH_FLOWS) $(if $(BENCH_QUICK),--quick)
 	sh bench/tspkt_bench.sh $(BUILD) $(if $(BENCH_QUICK),quick)
 	sh bench/sets_bench.sh $(BUILD)/bin/tsgrep $(BUILD)/bench/corpus.txt $(BUILD)/bench/sets $(if $(BENCH_QUICK),quick)
 

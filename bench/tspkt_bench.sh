@@ -66,6 +66,14 @@ SIZE=$(wc -c <"$CAP")
 # --per-rule: each rule its own search, as before pattern sets
 PER_RULE=no
 "$TSPKT" --help 2>/dev/null | grep -q -e '--per-rule' && PER_RULE=yes
+# TCP streams: the cells against ngrep search per datagram, as ngrep
+# does (--no-stream); the stream cells say what following streams costs
+STREAMS=no
+NS=
+if "$TSPKT" --help 2>/dev/null | grep -q -e '--no-stream'; then
+	STREAMS=yes
+	NS=--no-stream
+fi
 
 echo
 echo "tspkt against ngrep and tcpdump: $NPKT packets, $SIZE bytes" \
@@ -80,21 +88,21 @@ tspkt_frames() { sed -n 's/.* frame=\([0-9]*\).*/\1/p' | sort -n; }
 ngrep_frames() { sed -n 's/.* #\([0-9]*\)$/\1/p' | sort -n; }
 
 fail=0
-"$TSPKT" -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null | tspkt_frames >"$DIR/t1"
-"$TSPKT" -j 2 -r "$CAP" "$NEEDLE" 2>/dev/null >"$DIR/t1j2.out"
-"$TSPKT" -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null >"$DIR/t1j1.out"
+"$TSPKT" $NS -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null | tspkt_frames >"$DIR/t1"
+"$TSPKT" $NS -j 2 -r "$CAP" "$NEEDLE" 2>/dev/null >"$DIR/t1j2.out"
+"$TSPKT" $NS -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null >"$DIR/t1j1.out"
 for k in 100 1000; do
 	rules=$RULES
 	[ $k = 1000 ] && rules=$RULES1000
-	"$TSPKT" -j 1 -r "$CAP" -f "$rules" 2>/dev/null >"$DIR/t${k}j1.out"
-	"$TSPKT" -j 2 -r "$CAP" -f "$rules" 2>/dev/null >"$DIR/t${k}j2.out"
+	"$TSPKT" $NS -j 1 -r "$CAP" -f "$rules" 2>/dev/null >"$DIR/t${k}j1.out"
+	"$TSPKT" $NS -j 2 -r "$CAP" -f "$rules" 2>/dev/null >"$DIR/t${k}j2.out"
 	tspkt_frames <"$DIR/t${k}j1.out" >"$DIR/t$k"
 	if ! cmp -s "$DIR/t${k}j1.out" "$DIR/t${k}j2.out"; then
 		echo "tspkt bench: WARNING: -j 2 printed otherwise than -j 1" \
 			"with $k rules (see test_tspkt_cli)"
 	fi
 	if [ $PER_RULE = yes ]; then
-		"$TSPKT" --per-rule -j 1 -r "$CAP" -f "$rules" 2>/dev/null \
+		"$TSPKT" $NS --per-rule -j 1 -r "$CAP" -f "$rules" 2>/dev/null \
 			>"$DIR/t${k}pr.out"
 		cmp -s "$DIR/t${k}j1.out" "$DIR/t${k}pr.out" ||
 			echo "tspkt bench: WARNING: --per-rule printed" \
@@ -126,6 +134,19 @@ else
 	echo "ngrep not installed: its cells and the agreement check skipped"
 fi
 [ $HAVE_TCPDUMP = yes ] || echo "tcpdump not installed: its cell skipped"
+if [ $STREAMS = yes ]; then
+	# the needles are planted inside segments of in-order flows: the
+	# streams find them at the same frames
+	"$TSPKT" -j 1 -r "$CAP" "$NEEDLE" 2>/dev/null | tspkt_frames >"$DIR/s1"
+	if cmp -s "$DIR/s1" "$DIR/t1"; then
+		echo "agreement: with TCP streams, the same $(wc -l <"$DIR/s1")" \
+			"frames"
+	else
+		echo "tspkt bench: FAIL: with TCP streams $(wc -l <"$DIR/s1")" \
+			"frames, per datagram $(wc -l <"$DIR/t1")"
+		fail=1
+	fi
+fi
 
 # ---- timing --------------------------------------------------------------
 
@@ -146,20 +167,24 @@ run=0
 while [ $run -lt "$RUNS" ]; do
 	[ $HAVE_TCPDUMP = yes ] && cell tcpdump tcpdump -r "$CAP" -w /dev/null
 	[ $HAVE_NGREP = yes ] && cell ngrep1 ngrep -q -I "$CAP" "$NEEDLE"
-	cell j1_1 "$TSPKT" -j 1 -r "$CAP" "$NEEDLE"
-	cell j2_1 "$TSPKT" -j 2 -r "$CAP" "$NEEDLE"
-	cell j1_r1 "$TSPKT" -j 1 -r "$CAP" -f "$RULES1"
-	cell j2_r1 "$TSPKT" -j 2 -r "$CAP" -f "$RULES1"
+	cell j1_1 "$TSPKT" $NS -j 1 -r "$CAP" "$NEEDLE"
+	cell j2_1 "$TSPKT" $NS -j 2 -r "$CAP" "$NEEDLE"
+	cell j1_r1 "$TSPKT" $NS -j 1 -r "$CAP" -f "$RULES1"
+	cell j2_r1 "$TSPKT" $NS -j 2 -r "$CAP" -f "$RULES1"
 	[ $HAVE_NGREP = yes ] && cell ngrep100 ngrep -q -I "$CAP" "$ALT"
-	cell j1_100 "$TSPKT" -j 1 -r "$CAP" -f "$RULES"
-	cell j2_100 "$TSPKT" -j 2 -r "$CAP" -f "$RULES"
+	cell j1_100 "$TSPKT" $NS -j 1 -r "$CAP" -f "$RULES"
+	cell j2_100 "$TSPKT" $NS -j 2 -r "$CAP" -f "$RULES"
 	[ $PER_RULE = yes ] &&
-		cell pr_100 "$TSPKT" --per-rule -j 1 -r "$CAP" -f "$RULES"
+		cell pr_100 "$TSPKT" $NS --per-rule -j 1 -r "$CAP" -f "$RULES"
 	[ $HAVE_NGREP = yes ] && cell ngrep1000 ngrep -q -I "$CAP" "$ALT1000"
-	cell j1_1000 "$TSPKT" -j 1 -r "$CAP" -f "$RULES1000"
-	cell j2_1000 "$TSPKT" -j 2 -r "$CAP" -f "$RULES1000"
+	cell j1_1000 "$TSPKT" $NS -j 1 -r "$CAP" -f "$RULES1000"
+	cell j2_1000 "$TSPKT" $NS -j 2 -r "$CAP" -f "$RULES1000"
 	[ $PER_RULE = yes ] &&
-		cell pr_1000 "$TSPKT" --per-rule -j 1 -r "$CAP" -f "$RULES1000"
+		cell pr_1000 "$TSPKT" $NS --per-rule -j 1 -r "$CAP" -f "$RULES1000"
+	if [ $STREAMS = yes ]; then
+		cell s1_1 "$TSPKT" -j 1 -r "$CAP" "$NEEDLE"
+		cell s2_1 "$TSPKT" -j 2 -r "$CAP" "$NEEDLE"
+	fi
 	run=$((run + 1))
 done
 
@@ -197,6 +222,10 @@ sort -k1,1 -k2,2n "$DIR/times" | awk '
 		    "j1_1000", "j2_r1")
 		row("tspkt -j 1, 1,000 rules, --per-rule", "pr_1000", \
 		    "ngrep1000", "", "j1_r1")
+		row("tspkt -j 1, 1 string, TCP streams", "s1_1", "ngrep1", \
+		    "", "")
+		row("tspkt -j 2, 1 string, TCP streams", "s2_1", "ngrep1", \
+		    "s1_1", "")
 		printf "\ntargets (issue 10), this run:\n"
 		for (j = 1; j <= 2; j++)
 			printf "  tspkt -j %d, 100 rules / 1 rule: %.2f" \
@@ -222,6 +251,13 @@ sort -k1,1 -k2,2n "$DIR/times" | awk '
 		printf "  tspkt -j 1 / -j 2, 100 rules: %.2fx faster" \
 			" (target >= 1.6: %s)\n", m["j1_100"] / m["j2_100"], \
 			(m["j1_100"] / m["j2_100"] >= 1.6 ? "met" : "missed")
+		if (("s1_1") in m) {
+			printf "targets (issue 13), this run:\n"
+			printf "  tspkt -j 1, 1 string, streams on: %.2fx the" \
+				" per-datagram throughput (target >= 0.8: %s)\n", \
+				m["j1_1"] / m["s1_1"], \
+				(m["j1_1"] / m["s1_1"] >= 0.8 ? "met" : "missed")
+		}
 	}
 	function row(label, c, vs_ngrep, vs_j1, vs_r1) {
 		if (!(c in m))
