@@ -73,7 +73,7 @@ static struct world *world_new(unsigned int hz, size_t max_flows)
 
 	assert_non_null(w);
 	w->base = timer_base_create(hz);
-	assert_non_null(w->base);
+	assert_false(IS_ERR(w->base));
 	timer_base_bind(w->base);
 	w->t = flow_table_new(max_flows, w->base, &to, &ops, w);
 	assert_non_null(w->t);

@@ -193,7 +193,7 @@ static void bench_idle_flows(bool quick)
 	struct flow_table *t;
 	size_t used;
 
-	if (!base)
+	if (IS_ERR(base))
 		exit(2);
 	timer_base_bind(base);
 	a = mallinfo2();

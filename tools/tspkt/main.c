@@ -514,7 +514,8 @@ static void release_queued(struct sk_buff *skb, void *arg)
 	pkt_release(arg, skb);
 }
 
-static void print_stream_counters(const struct tcpstream *tcp)
+static void print_stream_counters(const struct tcpstream *tcp,
+				  unsigned int hz)
 {
 	struct tcpstream_stats ts;
 	const struct reasm_stats *r = &ts.reasm;
@@ -551,20 +552,18 @@ static void print_stream_counters(const struct tcpstream *tcp)
 		(unsigned long long)ts.ignored,
 		(unsigned long long)ts.matches);
 	fprintf(stderr,
-		TSPKT_PROG ": timers: armed=%llu fired=%llu "
+		TSPKT_PROG ": timers: hz=%u armed=%llu fired=%llu "
 			   "try-to-del-removed=%llu try-to-del-idle=%llu "
 			   "try-to-del-running=%llu\n",
-		(unsigned long long)f->timers_armed,
-		(unsigned long long)f->timers_fired,
-		(unsigned long long)f->del_removed,
-		(unsigned long long)f->del_not_pending,
-		(unsigned long long)f->del_running);
+		hz, ts.timers.armed, ts.timers.fired,
+		ts.timers.try_del_removed, ts.timers.try_del_idle,
+		ts.timers.try_del_running);
 }
 
 static void print_counters(struct capture *cap, struct defrag *d,
 			   struct backlog *b, struct output *out,
 			   const struct tspkt_opts *o,
-			   const struct tcpstream *tcp)
+			   const struct tcpstream *tcp, unsigned int hz)
 {
 	struct capture_stats cs;
 	struct defrag_stats ds;
@@ -606,7 +605,7 @@ static void print_counters(struct capture *cap, struct defrag *d,
 			o->rules.classes[i],
 			(unsigned long long)output_class_count(out, i));
 	if (tcp)
-		print_stream_counters(tcp);
+		print_stream_counters(tcp, hz);
 	if (cs.have_pcap_stats)
 		fprintf(stderr,
 			TSPKT_PROG ": pcap: received=%u dropped=%u "
@@ -729,7 +728,7 @@ int main(int argc, char **argv)
 		status = 2;
 	}
 	if (!o->quiet)
-		print_counters(cap, d, b, out, o, tcp);
+		print_counters(cap, d, b, out, o, tcp, cl.so.hz);
 	if (!status || (o->quiet && output_matched(out)))
 		status = output_matched(out) ? 0 : 1; /* grep -q's rule */
 done:

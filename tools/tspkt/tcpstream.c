@@ -567,7 +567,13 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 		goto fail;
 	ts->scratch = malloc(65536);
 	ts->base = timer_base_create(so->hz);
-	if (!ts->scratch || !ts->base) {
+	if (IS_ERR(ts->base)) {
+		snprintf(err, errlen, "timer wheel at HZ %u: %s", so->hz,
+			 strerror((int)-PTR_ERR(ts->base)));
+		ts->base = NULL;
+		goto fail;
+	}
+	if (!ts->scratch) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -733,6 +739,7 @@ void tcpstream_get_stats(const struct tcpstream *ts,
 	*st = ts->st;
 	st->reasm = ts->rctx.stats;
 	st->flows = *flow_table_stats(ts->flows);
+	ts_timer_base_stats(ts->base, &st->timers);
 }
 
 void tcpstream_free(struct tcpstream *ts)

@@ -54,6 +54,7 @@ struct tcpstream_stats {
 	uint64_t matches;    /* occurrences reported */
 	struct reasm_stats reasm;
 	struct flow_stats flows;
+	struct ts_timer_stats timers; /* the reader's wheel, all timers */
 };
 
 struct tcpstream;
