@@ -73,6 +73,7 @@ struct capture {
 	struct output *out;
 	struct classifier *inline_k; /* may classify here, or NULL */
 	struct tcpstream *tcp;	     /* TCP streams, or NULL */
+	struct pkt_clock *clock;     /* the time-outs' wheel */
 	unsigned int helpers;	     /* worker threads besides this one */
 	struct pkt_cache cache;
 	struct sk_buff *batch[CLASSIFY_BATCH];
@@ -591,6 +592,17 @@ datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
 				why);
 }
 
+/* The time-outs' clock: capture time reading a file, so that a file gives
+ * the same output however fast it is read; the monotonic clock live. */
+static void advance_clock(struct capture *c, int64_t ts_ns)
+{
+	if (!c->clock)
+		return;
+	if (c->live)
+		ts_ns = now_ns();
+	pkt_clock_advance(c->clock, ts_ns);
+}
+
 /* The TCP streams' records made while handling the last frame (or at
  * the end), printed right after it: the datagrams before them get their
  * sequence numbers first, and this thread's own results go out first, so
@@ -631,8 +643,7 @@ static void receive_frame(struct capture *c, const struct pcap_pkthdr *h,
 		why = "time stamp out of range (past the year 2262)";
 	} else {
 		/* the time-outs due by this frame's time go first */
-		if (c->tcp)
-			tcpstream_clock(c->tcp, ts_ns);
+		advance_clock(c, ts_ns);
 		if (pkt_decode_headers(c->linktype, data, h->caplen, &meta,
 				       &frag, &l3off, &why))
 			skb = datagram_buffer(c, h, data, ts_ns, &meta, &frag,
@@ -736,11 +747,10 @@ static int run_live(struct capture *c, char *err, size_t errlen)
 	while (!interrupted && !output_should_stop(c->out)) {
 		rc = pcap_dispatch(c->p, (int)c->batch_max, on_packet,
 				   (u_char *)(void *)c);
-		if (c->tcp) {
-			/* time-outs come due without packets too */
-			tcpstream_clock(c->tcp, 0);
+		/* time-outs come due without packets too */
+		advance_clock(c, 0);
+		if (c->tcp)
 			submit_records(c);
-		}
 		flush_batch(c);
 		if (rc >= 0)
 			continue; /* 0: the timeout, to look at signals */
@@ -821,6 +831,11 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	if (rc < 0)
 		return -1;
 	return interrupted ? 1 : 0;
+}
+
+void capture_set_clock(struct capture *c, struct pkt_clock *clock)
+{
+	c->clock = clock;
 }
 
 void capture_set_streams(struct capture *c, struct tcpstream *tcp)

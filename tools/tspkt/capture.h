@@ -48,8 +48,14 @@ unsigned int capture_snaplen(const struct capture *c);
  * not drop).  0; 1 interrupted by a signal; -1 on a read error (message
  * in @err, counters still valid).
  */
-/* Follow TCP streams with @tcp (tcpstream.h) from here on: the reader
- * hands it every datagram and the clock. */
+/* The wheel of the time-outs (IP fragments, flows, TCP holes), which the
+ * reader advances before each frame: to its time stamp reading a file, to
+ * the monotonic clock live (also while no packet comes). */
+struct pkt_clock;
+void capture_set_clock(struct capture *c, struct pkt_clock *clock);
+
+/* Follow TCP streams with @tcp (tcpstream.h): the reader hands it every
+ * TCP datagram, and prints its records. */
 struct tcpstream;
 void capture_set_streams(struct capture *c, struct tcpstream *tcp);
 

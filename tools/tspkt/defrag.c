@@ -35,6 +35,8 @@ struct frag_entry {
 
 struct frag_queue {
 	struct frag_queue *hnext;	  /* hash chain */
+	struct timer_list timer;	  /* its time-out */
+	struct defrag *d;
 	struct frag_queue *older, *newer; /* age list */
 	struct frag_key key;
 	int64_t first_ns;	    /* capture time of the first fragment */
@@ -49,6 +51,8 @@ struct frag_queue {
 
 struct defrag {
 	struct defrag_limits limits;
+	struct pkt_clock *clock;
+	struct pkt_clock own_clock; /* when not given one */
 	struct defrag_stats stats;
 	size_t bytes_held;
 	uint32_t seed;
@@ -68,10 +72,24 @@ static size_t queue_cost(unsigned int cap)
 
 struct defrag *defrag_new(const struct defrag_limits *limits)
 {
+	return defrag_new_clocked(limits, NULL);
+}
+
+struct defrag *defrag_new_clocked(const struct defrag_limits *limits,
+				  struct pkt_clock *clock)
+{
 	struct defrag *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return NULL;
+	if (!clock) {
+		if (pkt_clock_init(&d->own_clock, DEFRAG_OWN_HZ)) {
+			free(d);
+			return NULL;
+		}
+		clock = &d->own_clock;
+	}
+	d->clock = clock;
 	d->limits.max_bytes = DEFRAG_DEFAULT_MAX_BYTES;
 	d->limits.max_frags = DEFRAG_DEFAULT_MAX_FRAGS;
 	d->limits.timeout_ns = DEFRAG_DEFAULT_TIMEOUT_NS;
@@ -148,6 +166,7 @@ static void queue_unlink(struct defrag *d, struct frag_queue *q)
 {
 	struct frag_queue **pp = &d->buckets[key_hash(d, &q->key)];
 
+	del_timer(&q->timer); /* 0 from its own expiry: not pending then */
 	while (*pp != q)
 		pp = &(*pp)->hnext;
 	*pp = q->hnext;
@@ -195,6 +214,15 @@ static void age_insert(struct defrag *d, struct frag_queue *q)
 		d->newest = q;
 }
 
+/* A datagram still incomplete at its time-out is dropped. */
+static void queue_expired(struct timer_list *t)
+{
+	struct frag_queue *q = from_timer(q, t, timer);
+
+	q->d->stats.timeouts++;
+	queue_drop(q->d, q);
+}
+
 static struct frag_queue *queue_new(struct defrag *d, const struct frag_key *k,
 				    int64_t now_ns)
 {
@@ -210,7 +238,12 @@ static struct frag_queue *queue_new(struct defrag *d, const struct frag_key *k,
 		return NULL;
 	}
 	q->key = *k;
+	q->d = d;
 	q->first_ns = q->last_ns = now_ns;
+	timer_setup(&q->timer, queue_expired, 0);
+	mod_timer(&q->timer,
+		  pkt_clock_deadline(d->clock,
+				     (uint64_t)(d->limits.timeout_ns / 1000000)));
 	q->bytes = queue_cost(q->cap);
 	h = key_hash(d, k);
 	q->hnext = d->buckets[h];
@@ -226,16 +259,14 @@ void defrag_free(struct defrag *d)
 		return;
 	while (d->oldest)
 		queue_drop(d, d->oldest);
+	if (d->clock == &d->own_clock)
+		pkt_clock_destroy(&d->own_clock);
 	free(d);
 }
 
 void defrag_expire(struct defrag *d, int64_t now_ns)
 {
-	while (d->oldest &&
-	       now_ns - d->oldest->first_ns > d->limits.timeout_ns) {
-		d->stats.timeouts++;
-		queue_drop(d, d->oldest);
-	}
+	pkt_clock_advance(d->clock, now_ns);
 }
 
 /* Evict the oldest datagrams other than @keep until @need more bytes fit. */

@@ -7,13 +7,15 @@
  * Overlapping fragments drop the whole datagram (RFC 5722; the kernel does
  * the same for IPv4); exact duplicates are ignored.  Memory is bounded
  * (bytes held in all queues, fragments per datagram, datagram size) and
- * incomplete datagrams expire after a timeout measured on capture time.
+ * incomplete datagrams expire after a timeout measured on capture time,
+ * on a timer wheel (pktclock.h).
  * Single-threaded: the capture thread owns it.
  */
 #ifndef TSPKT_DEFRAG_H
 #define TSPKT_DEFRAG_H
 
 #include "decode.h"
+#include "pktclock.h"
 
 #include <stdint.h>
 
@@ -49,8 +51,17 @@ enum defrag_result {
 
 struct defrag;
 
-/* NULL limits: the defaults (so does a field left 0).  NULL on ENOMEM. */
+/* NULL limits: the defaults (so does a field left 0).  NULL on ENOMEM.
+ * The time-outs are on a timer wheel of its own (HZ DEFRAG_OWN_HZ), driven
+ * by the fragments' time stamps. */
 struct defrag *defrag_new(const struct defrag_limits *limits);
+#define DEFRAG_OWN_HZ 1000u
+
+/* The same on @clock's wheel, which its owner drives (the capture's, with
+ * the flows' and streams' time-outs); defrag_add() also moves it to each
+ * fragment's time stamp. */
+struct defrag *defrag_new_clocked(const struct defrag_limits *limits,
+				  struct pkt_clock *clock);
 
 /* Free every queued fragment. */
 void defrag_free(struct defrag *d);
@@ -73,8 +84,10 @@ enum defrag_result defrag_add(struct defrag *d, struct sk_buff *skb,
 			      const struct ip_frag_info *frag,
 			      struct sk_buff **out);
 
-/* Expire datagrams older than the timeout at capture time @now_ns (their
- * first fragment more than timeout_ns before it). */
+/* The clock is at capture time @now_ns: datagrams whose first fragment
+ * came more than timeout_ns before are dropped (their time-outs fire on
+ * the wheel, never early, late by at most its level's granularity: an
+ * eighth of the time-out or less). */
 void defrag_expire(struct defrag *d, int64_t now_ns);
 
 /* Counters so far, and bytes held right now. */

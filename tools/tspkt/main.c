@@ -464,7 +464,6 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 	}
 	if (o->iface)
 		o->line_buffered = true;
-	cl->so.live = o->iface != NULL;
 	for (size_t i = 0; cl->no_stream && i < o->rules.n; i++) {
 		if (o->rules.v[i].layer == LAYER_STREAM) {
 			fprintf(stderr,
@@ -626,6 +625,7 @@ int main(int argc, char **argv)
 	struct classify ctx;
 	struct classifier *ks = NULL;
 	struct tcpstream *tcp = NULL;
+	struct pkt_clock clock = { 0 };
 	pthread_t *th = NULL;
 	unsigned int i, started = 0, nworkers;
 	bool here;
@@ -660,9 +660,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
 		goto done;
 	}
+	/* this thread reads, so it runs the time-outs' wheel */
+	rc = pkt_clock_init(&clock, cl.so.hz);
+	if (rc) {
+		fprintf(stderr, TSPKT_PROG ": timer wheel: %s\n",
+			strerror(-rc));
+		goto done;
+	}
+	capture_set_clock(cap, &clock);
 	if (!cl.no_stream && tcpstream_wanted(&o->rules)) {
-		/* this thread reads, so it runs the streams' timers */
-		tcp = tcpstream_new(o, &cl.so, err, sizeof(err));
+		tcp = tcpstream_new(o, &cl.so, &clock, err, sizeof(err));
 		if (!tcp) {
 			fprintf(stderr, TSPKT_PROG ": %s\n", err);
 			goto done;
@@ -672,7 +679,7 @@ int main(int argc, char **argv)
 	/* a file waits for room (nothing is lost) unless asked to drop;
 	 * a live capture cannot wait, so it drops and counts */
 	b = backlog_new(o->backlog, !o->iface && !o->drop_on_overrun);
-	d = defrag_new(NULL);
+	d = defrag_new_clocked(NULL, &clock);
 	pool = pkt_pool_new();
 	/* reading a file without dropping, the reader is one of the -j
 	 * classifying threads: it has nothing to wait for (capture.c) */
@@ -741,6 +748,7 @@ done:
 	/* every slot goes with its slabs, cached or not */
 	pkt_pool_free(pool);
 	capture_close(cap);
+	pkt_clock_destroy(&clock);
 	ruleset_free(&o->rules);
 	free(o->filter);
 	return status;

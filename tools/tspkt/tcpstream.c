@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rules.h"
 
@@ -39,7 +38,6 @@
 #define TH_RST 0x04
 #define TH_ACK 0x10
 
-#define NSEC_PER_SEC 1000000000LL
 
 /* One search over a direction's bytes for a group of rules. */
 struct matcher {
@@ -71,13 +69,9 @@ struct tcpstream {
 	struct tcpstream_opts so;
 	struct matcher *m;
 	unsigned int nm;
-	struct timer_base *base;
+	struct pkt_clock *clock;
 	struct flow_table *flows;
 	struct reasm_ctx rctx; /* the memcap, across directions */
-	/* the clock */
-	bool have_t0;
-	int64_t t0_ns;
-	unsigned long j0;
 	/* the datagram being handled: its flow, direction and hits */
 	struct flow *cur_flow;
 	int cur_dir;
@@ -540,8 +534,8 @@ static void on_flow_end(struct flow *f, enum flow_end why, void *arg)
 static const struct flow_ops flow_ops = { .end = on_flow_end };
 
 struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
-				const struct tcpstream_opts *so, char *err,
-				size_t errlen)
+				const struct tcpstream_opts *so,
+				struct pkt_clock *clock, char *err, size_t errlen)
 {
 	struct tcpstream *ts = calloc(1, sizeof(*ts));
 
@@ -565,20 +559,14 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 	}
 	if (build_matchers(ts, err, errlen))
 		goto fail;
+	ts->clock = clock;
 	ts->scratch = malloc(65536);
-	ts->base = timer_base_create(so->hz);
-	if (IS_ERR(ts->base)) {
-		snprintf(err, errlen, "timer wheel at HZ %u: %s", so->hz,
-			 strerror((int)-PTR_ERR(ts->base)));
-		ts->base = NULL;
-		goto fail;
-	}
 	if (!ts->scratch) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	timer_base_bind(ts->base);
-	ts->flows = flow_table_new(so->max_flows, ts->base, &so->timeouts,
+	pkt_clock_bind(clock);
+	ts->flows = flow_table_new(so->max_flows, clock->base, &so->timeouts,
 				   &flow_ops, ts);
 	if (!ts->flows) {
 		snprintf(err, errlen, "out of memory");
@@ -588,32 +576,6 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 fail:
 	tcpstream_free(ts);
 	return NULL;
-}
-
-/* ---- time ------------------------------------------------------------------------ */
-
-void tcpstream_clock(struct tcpstream *ts, int64_t ts_ns)
-{
-	int64_t d;
-	unsigned long now;
-
-	if (ts->so.live) {
-		struct timespec tp;
-
-		clock_gettime(CLOCK_MONOTONIC, &tp);
-		ts_ns = (int64_t)tp.tv_sec * NSEC_PER_SEC + tp.tv_nsec;
-	}
-	if (!ts->have_t0) {
-		ts->have_t0 = true;
-		ts->t0_ns = ts_ns;
-		ts->j0 = jiffies;
-	}
-	d = ts_ns - ts->t0_ns;
-	if (d <= 0)
-		return; /* time never moves back */
-	now = ts->j0 + (unsigned long)(d / NSEC_PER_SEC) * HZ +
-	      (unsigned long)((d % NSEC_PER_SEC) * HZ / NSEC_PER_SEC);
-	timer_base_run(ts->base, now);
 }
 
 /* ---- datagrams ------------------------------------------------------------------- */
@@ -739,7 +701,7 @@ void tcpstream_get_stats(const struct tcpstream *ts,
 	*st = ts->st;
 	st->reasm = ts->rctx.stats;
 	st->flows = *flow_table_stats(ts->flows);
-	ts_timer_base_stats(ts->base, &st->timers);
+	ts_timer_base_stats(ts->clock->base, &st->timers);
 }
 
 void tcpstream_free(struct tcpstream *ts)
@@ -749,8 +711,6 @@ void tcpstream_free(struct tcpstream *ts)
 	if (!ts)
 		return;
 	flow_table_free(ts->flows);
-	if (ts->base)
-		timer_base_destroy(ts->base);
 	for (unsigned int k = 0; k < ts->nm; k++) {
 		textsearch_destroy(ts->m[k].conf);
 		free(ts->m[k].first);

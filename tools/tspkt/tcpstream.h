@@ -24,6 +24,7 @@
 #include "flow.h"
 #include "format.h"
 #include "output.h"
+#include "pktclock.h"
 #include "reasm.h"
 #include "tspkt.h"
 
@@ -37,7 +38,6 @@ struct tcpstream_opts {
 				      0: no limit */
 	enum reasm_policy policy;  /* --overlap-policy, bsd */
 	bool midstream;		   /* not --no-midstream */
-	bool live;		   /* the monotonic clock, not capture time */
 };
 
 #define TCPSTREAM_DEFAULT_MAX_FLOWS 1000000u
@@ -62,16 +62,12 @@ struct tcpstream;
 /* Whether @rs has rules searched in streams (rule_in_stream()). */
 bool tcpstream_wanted(const struct ruleset *rs);
 
-/* The stream searches for @o's rules.  Binds a new timer base to the
- * calling thread, which must be the one that calls the rest.  NULL with a
- * message in @err. */
+/* The stream searches for @o's rules, their time-outs on @clock (whose
+ * thread calls the rest).  NULL with a message in @err. */
 struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
-				const struct tcpstream_opts *so, char *err,
+				const struct tcpstream_opts *so,
+				struct pkt_clock *clock, char *err,
 				size_t errlen);
-
-/* The clock is at capture time @ts_ns (or, live, the monotonic clock):
- * run the time-outs due. */
-void tcpstream_clock(struct tcpstream *ts, int64_t ts_ns);
 
 /*
  * A datagram in capture order (after IP reassembly; its transport header
