@@ -19,7 +19,7 @@ MANDIR     ?= $(PREFIX)/share/man
 PLUGINDIR  ?= $(LIBDIR)/textsearch
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-VERSION    := 3.0.0
+VERSION    := 3.1.0
 SOVERSION  := 3
 
 CC         ?= cc
@@ -51,14 +51,15 @@ LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Isrc -I$(BUILD)/gen
 LDLIBS_LIB := -lpthread -ldl
 
 LIB_SRC    := $(sort $(wildcard src/core/*.c src/algo/*.c src/providers/*.c \
-                                src/skb/*.c))
+                                src/skb/*.c src/timer/*.c))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 STATIC_LIB := $(BUILD)/lib/libtextsearch.a
 SHARED_LIB := $(BUILD)/lib/libtextsearch.so.$(VERSION)
 SONAME     := libtextsearch.so.$(SOVERSION)
 
 HEADERS    := include/textsearch.h include/textsearch_fsm.h \
-              include/textsearch_skb.h include/textsearch_stream.h
+              include/textsearch_skb.h include/textsearch_stream.h \
+              include/textsearch_timer.h
 
 # Plugins are built the way a third party builds them: against a staged
 # install, through pkg-config.

@@ -52,6 +52,9 @@ const char *textsearch_strerror(int err)
 		return "plugin refused (broken or incompatible)";
 	case ENOMEM:
 		return "out of memory";
+	case EDEADLK:
+		return "would deadlock (del_timer_sync() from the timer's own "
+		       "function)";
 	default:
 		return "unknown textsearch error";
 	}
