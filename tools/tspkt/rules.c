@@ -210,6 +210,7 @@ static void rule_defaults(struct rule *r)
 	memset(r, 0, sizeof(*r));
 	strcpy(r->algo, "auto");
 	r->to = RULE_TO_DEFAULT;
+	r->sto = UINT64_MAX; /* the lone PATTERN's window in a stream */
 	r->layer = LAYER_NETWORK;
 }
 
