@@ -86,6 +86,9 @@ static void run_tspkt(struct child_result *r, ...)
 	int n = 0;
 
 	argv[n++] = tspkt_path;
+	/* the per-datagram search, as ngrep's: TCP streams have their own
+	 * test (test_tspkt_stream) */
+	argv[n++] = "--no-stream";
 	va_start(ap, r);
 	while ((argv[n] = va_arg(ap, char *)) != NULL) {
 		n++;
@@ -688,7 +691,12 @@ static void test_filter_and_errors(void **state)
 		{ "class x", "no string" },
 		{ "string a from 10 to 5", "from 10 is past to 5" },
 		{ "string a from -1", "bad offset '-1'" },
-		{ "string a to 70000", "bad offset '70000'" },
+		{ "string a to 70000", "offset 70000 past 65535" },
+		{ "string a from 99999999999 layer stream to 5",
+		  "from 99999999999 is past to 5" },
+		{ "! string a layer stream", "inverted rule cannot have "
+					     "layer stream" },
+		{ "string a layer streams", "unknown layer 'streams'" },
 		{ "string a layer link", "unknown layer 'link'" },
 		{ "strng a", "unknown word 'strng'" },
 		{ "hex-string '|4g|'", "bad hex-string: 'g' at position 3 is "
@@ -943,15 +951,16 @@ static void test_json(void **state)
 	expect_status(&r, 0);
 	line = r.out;
 	iso_time(1, t, sizeof(t));
-	snprintf(want, sizeof(want),
-		 "{\"type\":\"match\",\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":1,\"family\":4,"
-		 "\"proto\":\"TCP\",\"src\":\"10.0.0.1\",\"sport\":43512,"
-		 "\"dst\":\"10.0.0.2\",\"dport\":80,\"len\":%u,\"frags\":1,"
-		 "\"matches\":[{\"rule\":1,\"class\":\"web\",\"layer\":"
-		 "\"payload\",\"invert\":false,\"offset\":0},{\"rule\":2,"
-		 "\"class\":\"inv\",\"layer\":\"network\",\"invert\":true,"
-		 "\"offset\":null}]}\n",
-		 t, (long long)frame_us(1) * 1000, mixed_len(0));
+	snprintf(
+		want, sizeof(want),
+		"{\"type\":\"match\",\"time\":\"%s\",\"ts_ns\":%lld,\"frame\":1,\"family\":4,"
+		"\"proto\":\"TCP\",\"src\":\"10.0.0.1\",\"sport\":43512,"
+		"\"dst\":\"10.0.0.2\",\"dport\":80,\"len\":%u,\"frags\":1,"
+		"\"matches\":[{\"rule\":1,\"class\":\"web\",\"layer\":"
+		"\"payload\",\"invert\":false,\"offset\":0},{\"rule\":2,"
+		"\"class\":\"inv\",\"layer\":\"network\",\"invert\":true,"
+		"\"offset\":null}]}\n",
+		t, (long long)frame_us(1) * 1000, mixed_len(0));
 	if (strncmp(line, want, strlen(want)))
 		fail_msg("first JSON line:\n%s\nexpected:\n%s", r.out, want);
 	/* every frame matches the inverted rule: NMIXED lines */

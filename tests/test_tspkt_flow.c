@@ -118,12 +118,12 @@ static void both_directions_one_flow(void **unused)
 {
 	struct world *w = world_new(250, 100);
 	int d1, d2, d3;
-	struct flow *a = get4(w, "10.0.0.1", "10.0.0.2", 1234, 80, IPPROTO_TCP,
-			      &d1);
-	struct flow *b = get4(w, "10.0.0.2", "10.0.0.1", 80, 1234, IPPROTO_TCP,
-			      &d2);
-	struct flow *c = get4(w, "10.0.0.2", "10.0.0.1", 80, 1234, IPPROTO_UDP,
-			      &d3);
+	struct flow *a =
+		get4(w, "10.0.0.1", "10.0.0.2", 1234, 80, IPPROTO_TCP, &d1);
+	struct flow *b =
+		get4(w, "10.0.0.2", "10.0.0.1", 80, 1234, IPPROTO_TCP, &d2);
+	struct flow *c =
+		get4(w, "10.0.0.2", "10.0.0.1", 80, 1234, IPPROTO_UDP, &d3);
 	uint8_t s6[16], d6[16];
 	struct flow *v6a, *v6b;
 
@@ -248,8 +248,8 @@ static void rst_and_fin_end_once_and_stay_closed(void **unused)
 {
 	struct world *w = world_new(250, 100);
 	int dir;
-	struct flow *f = get4(w, "10.0.0.1", "10.0.0.2", 1, 2, IPPROTO_TCP,
-			      &dir);
+	struct flow *f =
+		get4(w, "10.0.0.1", "10.0.0.2", 1, 2, IPPROTO_TCP, &dir);
 	struct flow *g;
 
 	(void)unused;
@@ -348,8 +348,8 @@ static void closing_from_a_packets_end(void **unused)
 {
 	struct world *w = world_new(250, 100);
 	int dir;
-	struct flow *a = get4(w, "10.0.0.1", "10.0.0.2", 1, 2, IPPROTO_TCP,
-			      &dir);
+	struct flow *a =
+		get4(w, "10.0.0.1", "10.0.0.2", 1, 2, IPPROTO_TCP, &dir);
 
 	(void)unused;
 	flow_packet(w->t, a, dir, 40, TH_SYN);
@@ -384,10 +384,9 @@ static void a_million_idle_flows(void **unused)
 		flow_packet(w->t, f, dir, 40, TH_SYN);
 	}
 	after = mallinfo2();
-	used = after.uordblks + after.hblkhd - before.uordblks -
-	       before.hblkhd;
-	print_message("a million idle flows: %zu bytes (%zu per flow)\n",
-		      used, used / 1000000);
+	used = after.uordblks + after.hblkhd - before.uordblks - before.hblkhd;
+	print_message("a million idle flows: %zu bytes (%zu per flow)\n", used,
+		      used / 1000000);
 	assert_int_equal(flow_table_stats(w->t)->active, 1000000);
 	assert_true(used <= 256u << 20);
 	world_free(w);

@@ -161,7 +161,7 @@ static unsigned int below(unsigned int n)
 
 enum order { IN_ORDER, REVERSED, SHUFFLED, TWICE, OVERLAPPING, NORDERS };
 static const char *const order_name[] = { "in order", "reversed", "shuffled",
-					   "each twice", "overlapping" };
+					  "each twice", "overlapping" };
 
 /*
  * One flow (ports @sport -> 80) carrying @data with the needle cut at
@@ -465,11 +465,12 @@ static void stream_rules(void **unused)
 					   "\"stream\",\"invert\":false,"
 					   "\"offset\":3}"));
 		assert_null(strstr(l2, "\"late\""));
-		assert_non_null(strstr(l3, "\"class\":\"all\",\"layer\":"
-					   "\"stream\",\"invert\":false,"
-					   "\"offset\":6},{\"rule\":1,\"class\":"
-					   "\"all\",\"layer\":\"stream\","
-					   "\"invert\":false,\"offset\":12}"));
+		assert_non_null(strstr(l3,
+				       "\"class\":\"all\",\"layer\":"
+				       "\"stream\",\"invert\":false,"
+				       "\"offset\":6},{\"rule\":1,\"class\":"
+				       "\"all\",\"layer\":\"stream\","
+				       "\"invert\":false,\"offset\":12}"));
 		assert_non_null(strstr(l3, "\"class\":\"late\",\"layer\":"
 					   "\"stream\",\"invert\":false,"
 					   "\"offset\":6}"));
@@ -485,8 +486,8 @@ static void stream_rules(void **unused)
 	assert_non_null(strstr(r.err, "tspkt: class ci: 1\n"));
 	child_result_free(&r);
 	/* an inverted stream rule is refused with a reason */
-	char *bad[] = { "-r", "rules.pcap", "-e",
-			"! string abc layer stream", NULL };
+	char *bad[] = { "-r", "rules.pcap", "-e", "! string abc layer stream",
+			NULL };
 	struct child_spec spec = { .argv = NULL, .cwd = dir, .capdir = dir };
 	char *argv[8] = { tspkt_path };
 

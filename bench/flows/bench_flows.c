@@ -220,7 +220,7 @@ static void bench_idle_flows(bool quick)
 	       n, (double)used / 1e6, used / n, sizeof(struct flow));
 	printf("  target: a million within 256 MB: %s\n",
 	       (double)used * (1000000.0 / n) <= 256.0 * 1048576 ? "met" :
-								    "NOT MET");
+								   "NOT MET");
 	flow_table_free(t);
 	timer_base_destroy(base);
 }

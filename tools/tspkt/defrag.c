@@ -34,8 +34,8 @@ struct frag_entry {
 };
 
 struct frag_queue {
-	struct frag_queue *hnext;	  /* hash chain */
-	struct timer_list timer;	  /* its time-out */
+	struct frag_queue *hnext; /* hash chain */
+	struct timer_list timer;  /* its time-out */
 	struct defrag *d;
 	struct frag_queue *older, *newer; /* age list */
 	struct frag_key key;
@@ -242,8 +242,8 @@ static struct frag_queue *queue_new(struct defrag *d, const struct frag_key *k,
 	q->first_ns = q->last_ns = now_ns;
 	timer_setup(&q->timer, queue_expired, 0);
 	mod_timer(&q->timer,
-		  pkt_clock_deadline(d->clock,
-				     (uint64_t)(d->limits.timeout_ns / 1000000)));
+		  pkt_clock_deadline(d->clock, (uint64_t)(d->limits.timeout_ns /
+							  1000000)));
 	q->bytes = queue_cost(q->cap);
 	h = key_hash(d, k);
 	q->hnext = d->buckets[h];

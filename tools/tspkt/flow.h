@@ -51,11 +51,11 @@ struct flow_timeouts {
 	unsigned int tcp_new, tcp_established, tcp_closed;
 	unsigned int udp_new, udp_established;
 };
-#define FLOW_TIMEOUTS_DEFAULT                                          \
-	((struct flow_timeouts){ .tcp_new = 60,                        \
-				 .tcp_established = 3600,              \
-				 .tcp_closed = 120,                    \
-				 .udp_new = 30,                        \
+#define FLOW_TIMEOUTS_DEFAULT                             \
+	((struct flow_timeouts){ .tcp_new = 60,           \
+				 .tcp_established = 3600, \
+				 .tcp_closed = 120,       \
+				 .udp_new = 30,           \
 				 .udp_established = 300 })
 
 struct flow {

@@ -182,8 +182,8 @@ static void json_head(struct strbuf *b, const char *type, int64_t ts_ns,
 	format_time(ts_ns, t, sizeof(t));
 	format_addr(m->family, m->src, src, sizeof(src));
 	format_addr(m->family, m->dst, dst, sizeof(dst));
-	sb_printf(b, "{\"type\":\"%s\",\"time\":\"%s\",\"ts_ns\":%lld,",
-		  type, t, (long long)ts_ns);
+	sb_printf(b, "{\"type\":\"%s\",\"time\":\"%s\",\"ts_ns\":%lld,", type,
+		  t, (long long)ts_ns);
 	if (frame)
 		sb_printf(b, "\"frame\":%llu,", (unsigned long long)frame);
 	sb_printf(b, "\"family\":%d,\"proto\":\"%s\",\"src\":\"%s\",",
@@ -262,8 +262,7 @@ char *format_stream_match(bool json, const struct pkt_info *info,
 	} else {
 		text_head(&b, info);
 		text_hits(&b, hits, nhits);
-		sb_printf(&b, " frame=%llu\n",
-			  (unsigned long long)info->frame);
+		sb_printf(&b, " frame=%llu\n", (unsigned long long)info->frame);
 	}
 	return sb_take(&b, len);
 }

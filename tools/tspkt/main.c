@@ -153,8 +153,8 @@ static unsigned long long parse_count(struct cmdline *cl, const char *what,
 }
 
 /* Bytes, with an optional K, M or G (powers of 1024). */
-static uint64_t parse_size(struct cmdline *cl, const char *what,
-			   const char *s, uint64_t min)
+static uint64_t parse_size(struct cmdline *cl, const char *what, const char *s,
+			   uint64_t min)
 {
 	char *end;
 	unsigned long long v;
@@ -386,17 +386,17 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 				366u * 86400u);
 			struct flow_timeouts *t = &cl->so.timeouts;
 
-			*(c == OPT_TCP_NEW	? &t->tcp_new :
-			  c == OPT_TCP_EST	? &t->tcp_established :
-			  c == OPT_TCP_CLOSED	? &t->tcp_closed :
-			  c == OPT_UDP_NEW	? &t->udp_new :
-			  c == OPT_UDP_EST	? &t->udp_established :
-						  &cl->so.hole_timeout) = v;
+			*(c == OPT_TCP_NEW    ? &t->tcp_new :
+			  c == OPT_TCP_EST    ? &t->tcp_established :
+			  c == OPT_TCP_CLOSED ? &t->tcp_closed :
+			  c == OPT_UDP_NEW    ? &t->udp_new :
+			  c == OPT_UDP_EST    ? &t->udp_established :
+						&cl->so.hole_timeout) = v;
 			break;
 		}
 		case OPT_MEMCAP:
-			cl->so.memcap = parse_size(cl, "--stream-memcap",
-						   optarg, 1);
+			cl->so.memcap =
+				parse_size(cl, "--stream-memcap", optarg, 1);
 			break;
 		case OPT_DEPTH:
 			cl->so.depth =
@@ -447,8 +447,8 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			bail(cl, false);
 		}
 		/* TCP's in its streams; "without it" stays per packet */
-		o->rules.v[o->rules.n - 1].tcp_stream =
-			!cl->no_stream && !cl->invert;
+		o->rules.v[o->rules.n - 1].tcp_stream = !cl->no_stream &&
+							!cl->invert;
 	} else if (cl->icase || cl->invert) {
 		fprintf(stderr, TSPKT_PROG
 			": --icase and -v apply to PATTERN; "
@@ -513,8 +513,7 @@ static void release_queued(struct sk_buff *skb, void *arg)
 	pkt_release(arg, skb);
 }
 
-static void print_stream_counters(const struct tcpstream *tcp,
-				  unsigned int hz)
+static void print_stream_counters(const struct tcpstream *tcp, unsigned int hz)
 {
 	struct tcpstream_stats ts;
 	const struct reasm_stats *r = &ts.reasm;
@@ -548,15 +547,13 @@ static void print_stream_counters(const struct tcpstream *tcp,
 		(unsigned long long)r->gaps, (unsigned long long)r->gap_bytes,
 		(unsigned long long)r->depth_reached,
 		(unsigned long long)r->memcap_drops,
-		(unsigned long long)ts.ignored,
-		(unsigned long long)ts.matches);
+		(unsigned long long)ts.ignored, (unsigned long long)ts.matches);
 	fprintf(stderr,
 		TSPKT_PROG ": timers: hz=%u armed=%llu fired=%llu "
 			   "try-to-del-removed=%llu try-to-del-idle=%llu "
 			   "try-to-del-running=%llu\n",
-		hz, ts.timers.armed, ts.timers.fired,
-		ts.timers.try_del_removed, ts.timers.try_del_idle,
-		ts.timers.try_del_running);
+		hz, ts.timers.armed, ts.timers.fired, ts.timers.try_del_removed,
+		ts.timers.try_del_idle, ts.timers.try_del_running);
 }
 
 static void print_counters(struct capture *cap, struct defrag *d,

@@ -41,7 +41,7 @@ struct rule {
 	uint64_t sfrom, sto;   /* the same for LAYER_STREAM */
 	enum rule_layer layer;
 	bool icase, invert;
-	bool skip_empty;	/* an empty layer never matches (ngrep) */
+	bool skip_empty; /* an empty layer never matches (ngrep) */
 	/* in the stream for TCP, in the payload for the rest (the lone
 	 * PATTERN, unless --no-stream or inverted) */
 	bool tcp_stream;

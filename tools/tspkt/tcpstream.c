@@ -38,7 +38,6 @@
 #define TH_RST 0x04
 #define TH_ACK 0x10
 
-
 /* One search over a direction's bytes for a group of rules. */
 struct matcher {
 	struct ts_config *conf; /* TS_OVERLAP */
@@ -485,10 +484,9 @@ static struct sdir *sdir_new(struct tcpstream *ts, struct flow *f, int dir)
 		}
 	}
 	reasm_dir_init(&d->rd);
-	d->consumer = (struct reasm_consumer){ .data = on_data,
-					       .gap = on_gap,
-					       .end = on_end,
-					       .opaque = d };
+	d->consumer = (struct reasm_consumer){
+		.data = on_data, .gap = on_gap, .end = on_end, .opaque = d
+	};
 	timer_setup(&d->hole_timer, hole_expired, 0);
 	return d;
 }
@@ -535,7 +533,8 @@ static const struct flow_ops flow_ops = { .end = on_flow_end };
 
 struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 				const struct tcpstream_opts *so,
-				struct pkt_clock *clock, char *err, size_t errlen)
+				struct pkt_clock *clock, char *err,
+				size_t errlen)
 {
 	struct tcpstream *ts = calloc(1, sizeof(*ts));
 
@@ -622,9 +621,8 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 	/* a new connection on the tuple of one that ended */
 	if (f->ended && (flags & (TH_SYN | TH_ACK)) == TH_SYN) {
 		flow_close(ts->flows, f, FLOW_END_FIN);
-		f = flow_lookup(ts->flows, meta->family, IPPROTO_TCP,
-				meta->src, meta->dst, meta->sport,
-				meta->dport, &dir);
+		f = flow_lookup(ts->flows, meta->family, IPPROTO_TCP, meta->src,
+				meta->dst, meta->sport, meta->dport, &dir);
 		if (!f)
 			return;
 	}
@@ -695,8 +693,7 @@ void tcpstream_end_all(struct tcpstream *ts)
 	flow_table_end_all(ts->flows, FLOW_END_CAPTURE);
 }
 
-void tcpstream_get_stats(const struct tcpstream *ts,
-			 struct tcpstream_stats *st)
+void tcpstream_get_stats(const struct tcpstream *ts, struct tcpstream_stats *st)
 {
 	*st = ts->st;
 	st->reasm = ts->rctx.stats;

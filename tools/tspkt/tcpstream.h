@@ -29,8 +29,8 @@
 #include "tspkt.h"
 
 struct tcpstream_opts {
-	size_t max_flows;     /* --max-flows, 1,000,000 */
-	unsigned int hz;      /* --hz: 100, 250, 300 or 1000 */
+	size_t max_flows; /* --max-flows, 1,000,000 */
+	unsigned int hz;  /* --hz: 100, 250, 300 or 1000 */
 	struct flow_timeouts timeouts;
 	unsigned int hole_timeout; /* seconds a hole may wait; 10 */
 	uint64_t memcap;	   /* --stream-memcap, 64 MiB */
@@ -47,11 +47,11 @@ struct tcpstream_opts {
 #define TCPSTREAM_DEFAULT_DEPTH (1ull << 20)
 
 struct tcpstream_stats {
-	uint64_t segments;   /* TCP datagrams seen */
-	uint64_t midstream;  /* flows picked up without a handshake */
-	uint64_t ignored;    /* segments of flows not followed
+	uint64_t segments;  /* TCP datagrams seen */
+	uint64_t midstream; /* flows picked up without a handshake */
+	uint64_t ignored;   /* segments of flows not followed
 				(--no-midstream) or closed */
-	uint64_t matches;    /* occurrences reported */
+	uint64_t matches;   /* occurrences reported */
 	struct reasm_stats reasm;
 	struct flow_stats flows;
 	struct ts_timer_stats timers; /* the reader's wheel, all timers */
