@@ -33,6 +33,8 @@ struct pkt_meta {
 	bool has_transport;	  /* transport header found and whole */
 	unsigned int payload_off; /* offset of the transport payload from the
 				     network header (has_transport only) */
+	bool in_stream; /* TCP: its payload is searched in its stream, not
+			   on its own (tspkt's tcpstream.c sets it) */
 };
 
 /*

@@ -18,7 +18,9 @@
 #define FLOW_TH_FIN 0x01
 #define FLOW_TH_RST 0x04
 
-#define FLOW_MIN_BUCKETS 16u
+/* The table grows with the flows (a table sized for a million would make
+ * every lookup among a few flows a cache miss). */
+#define FLOW_MIN_BUCKETS 1024u
 #define FLOW_MAX_BUCKETS (1u << 22)
 
 struct flow_table {
@@ -48,7 +50,9 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static size_t flow_hash(const struct flow_table *t, const struct flow_key *k)
+/* One multiply per word, the full mix once: the seed keeps chains from
+ * being aimed at. */
+static uint64_t flow_hash64(const struct flow_table *t, const struct flow_key *k)
 {
 	uint64_t w[5], h = t->seed;
 
@@ -56,8 +60,37 @@ static size_t flow_hash(const struct flow_table *t, const struct flow_key *k)
 	w[4] = (uint64_t)k->port[0] | (uint64_t)k->port[1] << 16 |
 	       (uint64_t)k->family << 32 | (uint64_t)k->proto << 40;
 	for (int i = 0; i < 5; i++)
-		h = mix64(h ^ w[i]);
-	return (size_t)h & t->mask;
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ULL;
+	return mix64(h);
+}
+
+static size_t flow_hash(const struct flow_table *t, const struct flow_key *k)
+{
+	return (size_t)flow_hash64(t, k) & t->mask;
+}
+
+/* Twice the buckets, once the flows outnumber them. */
+static void grow(struct flow_table *t)
+{
+	size_t n = (t->mask + 1) * 2, i;
+	struct flow **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return; /* longer chains, still right */
+	for (i = 0; i <= t->mask; i++) {
+		struct flow *f = t->bucket[i], *next;
+
+		for (; f; f = next) {
+			size_t h = (size_t)flow_hash64(t, &f->key) & (n - 1);
+
+			next = f->hnext;
+			f->hnext = nb[h];
+			nb[h] = f;
+		}
+	}
+	free(t->bucket);
+	t->bucket = nb;
+	t->mask = n - 1;
 }
 
 struct flow_table *flow_table_new(size_t max_flows, struct timer_base *base,
@@ -70,8 +103,6 @@ struct flow_table *flow_table_new(size_t max_flows, struct timer_base *base,
 
 	if (!t)
 		return NULL;
-	while (n < max_flows && n < FLOW_MAX_BUCKETS)
-		n <<= 1;
 	t->bucket = calloc(n, sizeof(*t->bucket));
 	if (!t->bucket) {
 		free(t);
@@ -243,6 +274,10 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 	if (!f) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	if (t->stats.active > t->mask && t->mask + 1 < FLOW_MAX_BUCKETS) {
+		grow(t);
+		h = flow_hash(t, &k);
 	}
 	f->key = k;
 	f->table = t;

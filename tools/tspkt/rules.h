@@ -91,12 +91,11 @@ static inline bool rule_in_stream(const struct rule *r)
 }
 
 /* Whether @r is searched in the datagram itself: a stream rule never is,
- * the lone PATTERN in streams not for TCP. */
+ * the lone PATTERN unless its stream has it (TCP, within the depth). */
 static inline bool rule_in_packet(const struct rule *r,
 				  const struct pkt_meta *meta)
 {
-	return r->layer != LAYER_STREAM &&
-	       !(r->tcp_stream && meta->l4proto == 6 /* IPPROTO_TCP */);
+	return r->layer != LAYER_STREAM && !(r->tcp_stream && meta->in_stream);
 }
 
 /*

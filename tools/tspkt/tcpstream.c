@@ -580,7 +580,7 @@ fail:
 /* ---- datagrams ------------------------------------------------------------------- */
 
 void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
-		      const struct pkt_meta *meta, uint64_t frame,
+		      struct pkt_meta *meta, uint64_t frame,
 		      int64_t ts_ns, struct rule_hit **hits, size_t *nhits,
 		      size_t *cap)
 {
@@ -648,10 +648,16 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 		}
 	}
 	if (f->ended || !d) {
-		if (f->ended)
+		if (f->ended) {
+			/* its last segments: searched already, or never to
+			 * be (a RST's) */
+			meta->in_stream = true;
 			ts->st.ignored++;
+		}
 		goto count;
 	}
+	/* past the depth, or not followed: searched on its own again */
+	meta->in_stream = !(d->rd.flags & (REASM_F_DEPTH | REASM_F_IGNORED));
 	if (plen) {
 		d->last_frame = frame;
 		d->last_ts = ts_ns;

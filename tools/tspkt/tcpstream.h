@@ -73,10 +73,12 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
  * A datagram in capture order (after IP reassembly; its transport header
  * found by pkt_decode_transport()); only TCP is looked at.  The stream
  * occurrences its bytes complete are appended to *@hits (a heap array of
- * *@cap, grown as needed) and *@nhits.
+ * *@cap, grown as needed) and *@nhits; meta->in_stream says whether its
+ * payload went to its stream (else, past --stream-depth or in a flow not
+ * followed, the lone PATTERN searches it on its own).
  */
 void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
-		      const struct pkt_meta *meta, uint64_t frame,
+		      struct pkt_meta *meta, uint64_t frame,
 		      int64_t ts_ns, struct rule_hit **hits, size_t *nhits,
 		      size_t *cap);
 
