@@ -204,7 +204,7 @@ $(BUILD)/tests/test_tsgrep_patterns: tools/common/patterns.c \
 # Tests of tspkt's modules compile them in, with the capture writer of
 # tests/pcap (libpcap's own dump functions).
 TSPKT_MODULES := tools/tspkt/decode.c tools/tspkt/defrag.c \
-                 tools/tspkt/backlog.c
+                 tools/tspkt/backlog.c tools/tspkt/reasm.c
 TSPKT_TEST_SRC := $(TSPKT_MODULES) $(wildcard tests/pcap/*.c)
 TSPKT_TESTS   := $(filter $(BUILD)/tests/test_tspkt_%,$(TESTS))
 $(TSPKT_TESTS): TEST_EXTRA_CFLAGS = -Itools/tspkt -Itests/pcap $(PCAP_CFLAGS)
