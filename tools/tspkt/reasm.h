@@ -80,18 +80,18 @@ struct reasm_config {
 
 /* Every field counts segments unless it says otherwise. */
 struct reasm_stats {
-	uint64_t in_order;	 /* started at the next expected byte */
-	uint64_t out_of_order;	 /* started past it: held */
-	uint64_t duplicates;	 /* nothing new: every byte already there,
+	uint64_t in_order;	/* started at the next expected byte */
+	uint64_t out_of_order;	/* started past it: held */
+	uint64_t duplicates;	/* nothing new: every byte already there,
 				    the same where it could be compared */
-	uint64_t overlaps;	 /* overlapped received data, brought more */
-	uint64_t overlaps_diff;	 /* overlapped held bytes that differ */
-	uint64_t gaps;		 /* gap events */
-	uint64_t gap_bytes;	 /* bytes they skipped */
-	uint64_t depth_reached;	 /* directions that reached the depth */
-	uint64_t memcap_drops;	 /* could not be held within the memcap */
-	uint64_t not_picked_up;	 /* data without a SYN under no_midstream */
-	uint64_t beyond_fin;	 /* data past the FIN, cut off */
+	uint64_t overlaps;	/* overlapped received data, brought more */
+	uint64_t overlaps_diff; /* overlapped held bytes that differ */
+	uint64_t gaps;		/* gap events */
+	uint64_t gap_bytes;	/* bytes they skipped */
+	uint64_t depth_reached; /* directions that reached the depth */
+	uint64_t memcap_drops;	/* could not be held within the memcap */
+	uint64_t not_picked_up; /* data without a SYN under no_midstream */
+	uint64_t beyond_fin;	/* data past the FIN, cut off */
 };
 
 /* Shared by every direction of a flow table (one thread's). */
@@ -101,7 +101,8 @@ struct reasm_ctx {
 	struct reasm_stats stats;
 };
 
-/* NULL config: the defaults (so does a size or window field left 0). */
+/* NULL config: the defaults; so does a memcap or window left 0 (a depth
+ * of 0 stays: no limit). */
 void reasm_ctx_init(struct reasm_ctx *ctx, const struct reasm_config *cfg);
 
 /*
