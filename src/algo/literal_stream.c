@@ -6,6 +6,7 @@
  * data that is nothing, so the next write is searched alone.
  */
 #include "internal.h"
+#include "literal_stream.h"
 #include "textsearch_stream.h"
 
 #include <stdbool.h>
@@ -95,7 +96,6 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #define LIT_X86 0
 #endif
 
-#define LIT_MAX 64u
 #define LIT_SHORT 10u
 /* verify bytes allowed per byte scanned, and a slack */
 #define LIT_WORK 4u
@@ -110,8 +110,11 @@ enum lit_phase {
 	LIT_DONE,
 };
 
+/* The stream's state; what depends on the pattern only is the config's
+ * (struct lit_tab, built once by rarebyte's init), so a stream costs a few
+ * words, and opening or resetting one costs nothing. */
 struct lit {
-	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
+	const struct lit_tab *t;
 	uint64_t state;	    /* the shift-and state after the stream so far */
 	uint64_t resume;    /* without TS_OVERLAP no match starts before */
 	uint64_t emit_from; /* the automaton reports no start before this */
@@ -119,11 +122,6 @@ struct lit {
 	size_t stop;	    /* the automaton runs to here */
 	unsigned char phase, after; /* after: the phase past the automaton */
 	bool head; /* the automaton stops once the state is 0 */
-	bool icase, overlap;
-	unsigned int m, i1, i2;
-	u8 c1, c2, or1, or2, p0, p1, o0, o1;
-	u8 fold[256];
-	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
 };
 
 static bool literal_native(struct ts_config *conf)
@@ -131,7 +129,8 @@ static bool literal_native(struct ts_config *conf)
 #if LIT_X86
 	unsigned int m = conf->ops->get_pattern_len(conf);
 
-	return m >= 1 && m <= LIT_MAX && __builtin_cpu_supports("avx512f") &&
+	return m >= 1 && m <= LIT_MAX && rb_stream_table(conf) &&
+	       __builtin_cpu_supports("avx512f") &&
 	       __builtin_cpu_supports("avx512bw") &&
 	       __builtin_cpu_supports("avx512vbmi") &&
 	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
@@ -148,39 +147,44 @@ static size_t lit_state_size(struct ts_config *conf)
 	return literal_native(conf) ? sizeof(struct lit) : 0;
 }
 
-static void lit_reset(struct ts_config *conf, void *state)
+void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
+		  int flags)
 {
-	struct lit *l = state;
-	const u8 *pattern = conf->ops->get_pattern(conf);
 	uint64_t by_value[256];
-	unsigned int i, m = conf->ops->get_pattern_len(conf);
+	unsigned int i;
 
 	if (m > LIT_MAX)
 		m = LIT_MAX; /* never streamed here: literal_native() */
-	l->icase = conf->flags & TS_IGNORECASE;
-	l->overlap = conf->flags & TS_OVERLAP;
-	l->m = m;
-	ts_fill_fold_table(l->fold, l->icase);
+	memset(t, 0, sizeof(*t));
+	t->icase = flags & TS_IGNORECASE;
+	t->overlap = flags & TS_OVERLAP;
+	t->m = m;
+	ts_fill_fold_table(t->fold, t->icase);
 	memset(by_value, 0, sizeof(by_value));
-	memset(l->folded, 0, sizeof(l->folded));
 	for (i = 0; i < m; i++) {
-		l->folded[i] = l->fold[pattern[i]];
-		by_value[l->folded[i]] |= 1ull << i;
+		t->folded[i] = t->fold[pattern[i]];
+		by_value[t->folded[i]] |= 1ull << i;
 	}
 	/* a byte matches where its folded value is the pattern's */
 	for (i = 0; i < 256; i++)
-		l->mask[i] = by_value[l->fold[i]];
-	rb_choose_positions(l->folded, m, l->icase, &l->i1, &l->i2);
-	l->c1 = l->folded[l->i1];
-	l->c2 = l->folded[l->i2];
-	l->or1 = l->icase && rb_is_folding_letter(l->c1) ? 0x20 : 0;
-	l->or2 = l->icase && rb_is_folding_letter(l->c2) ? 0x20 : 0;
-	l->p0 = l->folded[0];
-	l->p1 = l->folded[m > 1 ? 1 : 0];
-	l->o0 = l->icase && rb_is_folding_letter(l->p0) ? 0x20 : 0;
-	l->o1 = l->icase && rb_is_folding_letter(l->p1) ? 0x20 : 0;
-	l->state = 0;
-	l->resume = 0;
+		t->mask[i] = by_value[t->fold[i]];
+	rb_choose_positions(t->folded, m, t->icase, &t->i1, &t->i2);
+	t->c1 = t->folded[t->i1];
+	t->c2 = t->folded[t->i2];
+	t->or1 = t->icase && rb_is_folding_letter(t->c1) ? 0x20 : 0;
+	t->or2 = t->icase && rb_is_folding_letter(t->c2) ? 0x20 : 0;
+	t->p0 = t->folded[0];
+	t->p1 = t->folded[m > 1 ? 1 : 0];
+	t->o0 = t->icase && rb_is_folding_letter(t->p0) ? 0x20 : 0;
+	t->o1 = t->icase && rb_is_folding_letter(t->p1) ? 0x20 : 0;
+}
+
+static void lit_reset(struct ts_config *conf, void *state)
+{
+	struct lit *l = state;
+
+	memset(l, 0, sizeof(*l));
+	l->t = rb_stream_table(conf);
 	l->phase = LIT_IDLE;
 }
 
@@ -194,7 +198,7 @@ static inline LIT_TARGET bool lit_prefix(const struct lit *l, __m512i pat,
 	__mmask64 in = _bzhi_u64(~0ull, len);
 	__m512i v = _mm512_maskz_loadu_epi8(in, s);
 
-	if (l->icase) {
+	if (l->t->icase) {
 		__mmask64 up =
 			_mm512_cmple_epu8_mask(
 				_mm512_sub_epi8(v, _mm512_set1_epi8('A')),
@@ -223,12 +227,12 @@ static inline LIT_TARGET size_t lit_check(const struct lit *l, __m512i pat,
 	while (k) {
 		size_t q = p + (size_t)__builtin_ctzll(k);
 
-		*spent += l->m;
+		*spent += l->t->m;
 		if (*spent > LIT_SLACK + LIT_WORK * (q - from)) {
 			*stop = q;
 			return LIT_GIVEUP;
 		}
-		if (lit_prefix(l, pat, s + q, l->m))
+		if (lit_prefix(l, pat, s + q, l->t->m))
 			return q;
 		k &= k - 1;
 	}
@@ -256,13 +260,13 @@ static const u8 lit_iota[64] = {
 static inline __attribute__((always_inline)) LIT_TARGET size_t
 lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 {
-	const size_t last = n - l->m;
-	const __m512i c1 = _mm512_set1_epi8((char)l->c1);
-	const __m512i c2 = _mm512_set1_epi8((char)l->c2);
-	const __m512i o1 = _mm512_set1_epi8((char)l->or1);
-	const __m512i o2 = _mm512_set1_epi8((char)l->or2);
-	const __m512i pat = _mm512_loadu_si512(l->folded);
-	const u8 *a = s + l->i1, *b = s + l->i2;
+	const size_t last = n - l->t->m;
+	const __m512i c1 = _mm512_set1_epi8((char)l->t->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)l->t->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)l->t->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)l->t->or2);
+	const __m512i pat = _mm512_loadu_si512(l->t->folded);
+	const u8 *a = s + l->t->i1, *b = s + l->t->i2;
 	size_t p = from, spent = 0, r, mis;
 	__mmask64 k;
 
@@ -293,9 +297,9 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 	if (!((uintptr_t)(s + p) & 63) && p + 128 <= n) {
 		const __m512i iota = _mm512_loadu_si512(lit_iota);
 		const __m512i x1 =
-			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->i1));
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->t->i1));
 		const __m512i x2 =
-			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->i2));
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->t->i2));
 		__m512i lo = _mm512_load_si512(s + p), hi;
 
 		do {
@@ -362,7 +366,7 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 static inline __attribute__((always_inline)) LIT_TARGET uint64_t
 lit_tail(const struct lit *l, const u8 *s, size_t n)
 {
-	const unsigned int t = l->m - 1;
+	const unsigned int t = l->t->m - 1;
 	const u8 *tail = s + n - t;
 	__mmask64 in, k;
 	__m512i v, pat;
@@ -375,16 +379,16 @@ lit_tail(const struct lit *l, const u8 *s, size_t n)
 	/* a start k is a candidate when its byte is the pattern's first and
 	 * the next one (if written) its second */
 	k = _mm512_mask_cmpeq_epi8_mask(
-		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->o0)),
-		_mm512_set1_epi8((char)l->p0));
+		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o0)),
+		_mm512_set1_epi8((char)l->t->p0));
 	/* no early exit: whether a tail has the first byte is a coin toss
 	 * the branch predictor loses */
 	k &= (_mm512_cmpeq_epi8_mask(
-		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->o1)),
-		      _mm512_set1_epi8((char)l->p1)) >>
+		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o1)),
+		      _mm512_set1_epi8((char)l->t->p1)) >>
 	      1) |
 	     (1ull << (t - 1));
-	pat = _mm512_loadu_si512(l->folded);
+	pat = _mm512_loadu_si512(l->t->folded);
 	while (k) {
 		unsigned int at = (unsigned int)__builtin_ctzll(k);
 		unsigned int len = t - at;
@@ -400,9 +404,9 @@ lit_tail(const struct lit *l, const u8 *s, size_t n)
 static int lit_emit(struct lit *l, uint64_t start, struct ts_match *m)
 {
 	m->start = start;
-	m->end = start + l->m;
+	m->end = start + l->t->m;
 	m->id = 0;
-	if (!l->overlap)
+	if (!l->t->overlap)
 		l->resume = m->end;
 	return 1;
 }
@@ -412,8 +416,10 @@ static int lit_emit(struct lit *l, uint64_t start, struct ts_match *m)
 static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 		     struct ts_match *m)
 {
-	const uint64_t top = 1ull << (l->m - 1);
+	const uint64_t top = 1ull << (l->t->m - 1);
+	const uint64_t *mask = l->t->mask;
 	const u8 *s = in->data;
+	const size_t stop = l->stop;
 	uint64_t d = l->state;
 	size_t i = l->pos;
 
@@ -422,8 +428,8 @@ static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 		 * branch per byte, then the exact one only if one ends */
 		uint64_t e = d, seen = 0;
 
-		for (size_t j = i; j < l->stop; j++) {
-			e = ((e << 1) | 1) & l->mask[s[j]];
+		for (size_t j = i; j < stop; j++) {
+			e = ((e << 1) | 1) & mask[s[j]];
 			seen |= e;
 		}
 		if (!(seen & top)) {
@@ -431,13 +437,13 @@ static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 			return 0;
 		}
 	}
-	for (; i < l->stop; i++) {
-		d = ((d << 1) | 1) & l->mask[s[i]];
+	for (; i < stop; i++) {
+		d = ((d << 1) | 1) & mask[s[i]];
 		if (d & top) {
-			uint64_t start = in->offset + i + 1 - l->m;
+			uint64_t start = in->offset + i + 1 - l->t->m;
 
 			if (start >= l->emit_from &&
-			    (l->overlap || start >= l->resume)) {
+			    (l->t->overlap || start >= l->resume)) {
 				l->state = d;
 				l->pos = i + 1;
 				return lit_emit(l, start, m);
@@ -467,12 +473,12 @@ static int lit_next(struct ts_config *conf, void *state,
 	case LIT_IDLE:
 		l->pos = 0;
 		l->emit_from = 0;
-		if (n < LIT_SHORT || n < l->m) {
+		if (n < LIT_SHORT || n < l->t->m) {
 			l->stop = n;
 			l->head = false;
 			l->after = LIT_DONE;
 		} else if (l->state) {
-			l->stop = l->m - 1;
+			l->stop = l->t->m - 1;
 			l->head = true;
 			l->after = LIT_SCAN;
 		} else {
@@ -493,16 +499,17 @@ scan : {
 	size_t from = l->pos, q, stop = 0;
 
 	l->phase = LIT_SCAN;
-	if (!l->overlap && l->resume > in->offset &&
+	if (!l->t->overlap && l->resume > in->offset &&
 	    l->resume - in->offset > from)
 		from = (size_t)(l->resume - in->offset);
-	q = from + l->m <= n ? lit_scan(l, in->data, from, n, &stop) : LIT_NONE;
+	q = from + l->t->m <= n ? lit_scan(l, in->data, from, n, &stop) :
+				  LIT_NONE;
 	if (q == LIT_GIVEUP) {
 		/* the automaton takes the rest, reporting only the
 			 * starts not yet settled */
 		l->phase = LIT_BITAP;
 		l->state = 0;
-		l->pos = stop >= l->m - 1 ? stop - (l->m - 1) : 0;
+		l->pos = stop >= l->t->m - 1 ? stop - (l->t->m - 1) : 0;
 		l->emit_from = in->offset + stop;
 		l->stop = n;
 		l->head = false;

@@ -84,6 +84,7 @@
  * on the fast path again: its slack is paid at most once per match.
  */
 #include "internal.h"
+#include "literal_stream.h"
 #include "rarebyte_choose.h"
 
 #include <pthread.h>
@@ -148,6 +149,7 @@ struct rb {
 	u8 *pattern;	  /* as the caller gave it */
 	u8 *orv; /* per pattern byte: 0x20 where it is a folding letter */
 	unsigned int *border; /* KMP: longest proper border of folded[0..i] */
+	struct lit_tab *stab; /* for streams (literal_stream.h), or NULL */
 };
 
 /*
@@ -1318,8 +1320,12 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 		return ERR_PTR(-EINVAL);
 	/* payload = struct + the border table + two copies of the pattern;
 	 * the carry's size must be computable too */
+	/* the stream table first, right after the struct (8-byte words) */
 	if (!ts_size_mul(len, sizeof(*r->border), &border) ||
-	    !ts_size_add(sizeof(*r), border, &payload) ||
+	    !ts_size_add(sizeof(*r),
+			 len <= LIT_MAX ? sizeof(struct lit_tab) : 0,
+			 &payload) ||
+	    !ts_size_add(payload, border, &payload) ||
 	    !ts_size_add(payload, len, &payload) ||
 	    !ts_size_add(payload, len, &payload) ||
 	    !ts_size_add(payload, len, &payload) ||
@@ -1331,8 +1337,10 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	r = ts_config_priv(conf);
 	r->len = len;
 	r->icase = flags & TS_IGNORECASE;
-	/* the unsigned ints first, right after the struct, for alignment */
-	r->border = (unsigned int *)(r + 1);
+	/* then the unsigned ints, for alignment */
+	r->stab = len <= LIT_MAX ? (struct lit_tab *)(r + 1) : NULL;
+	r->border = r->stab ? (unsigned int *)(r->stab + 1) :
+			      (unsigned int *)(r + 1);
 	r->folded = (u8 *)(r->border + len);
 	r->pattern = r->folded + len;
 	r->orv = r->pattern + len;
@@ -1346,6 +1354,8 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	}
 	rb_fill_borders(r);
 	rb_choose(r);
+	if (r->stab)
+		lit_tab_fill(r->stab, r->pattern, len, flags);
 	r->level = rb_level_for(wanted);
 	r->scan = rb_scans[r->level][r->three];
 	r->pscan = rb_pscans[r->level][r->three];
@@ -1365,6 +1375,11 @@ RB_INIT(avx512, RB_AVX512)
 RB_INIT(avx2, RB_AVX2)
 RB_INIT(sse2, RB_SSE2)
 RB_INIT(scalar, RB_SCALAR)
+
+const struct lit_tab *rb_stream_table(struct ts_config *conf)
+{
+	return ((struct rb *)ts_config_priv(conf))->stab;
+}
 
 static void *rb_get_pattern(struct ts_config *conf)
 {

@@ -52,7 +52,8 @@ static uint64_t mix64(uint64_t x)
 
 /* One multiply per word, the full mix once: the seed keeps chains from
  * being aimed at. */
-static uint64_t flow_hash64(const struct flow_table *t, const struct flow_key *k)
+static uint64_t flow_hash64(const struct flow_table *t,
+			    const struct flow_key *k)
 {
 	uint64_t w[5], h = t->seed;
 

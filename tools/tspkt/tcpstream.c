@@ -580,9 +580,8 @@ fail:
 /* ---- datagrams ------------------------------------------------------------------- */
 
 void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
-		      struct pkt_meta *meta, uint64_t frame,
-		      int64_t ts_ns, struct rule_hit **hits, size_t *nhits,
-		      size_t *cap)
+		      struct pkt_meta *meta, uint64_t frame, int64_t ts_ns,
+		      struct rule_hit **hits, size_t *nhits, size_t *cap)
 {
 	uint8_t hb[20];
 	const uint8_t *th, *payload;

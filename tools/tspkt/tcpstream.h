@@ -78,9 +78,8 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
  * followed, the lone PATTERN searches it on its own).
  */
 void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
-		      struct pkt_meta *meta, uint64_t frame,
-		      int64_t ts_ns, struct rule_hit **hits, size_t *nhits,
-		      size_t *cap);
+		      struct pkt_meta *meta, uint64_t frame, int64_t ts_ns,
+		      struct rule_hit **hits, size_t *nhits, size_t *cap);
 
 /* The records queued since the last call, to print in this order (each
  * result's seq is the caller's to set).  *@n of them; the array is the

@@ -1,0 +1,35 @@
+/*
+ * literal_stream.h - what rarebyte's config keeps for its native stream
+ * engine (literal_stream.c): the pattern's tables, built once when the
+ * config is prepared, so that each stream holds only its own state.
+ */
+#ifndef TS_LITERAL_STREAM_H
+#define TS_LITERAL_STREAM_H
+
+#include "internal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* the longest pattern the native engine takes: its state is 64 bits */
+#define LIT_MAX 64u
+
+struct lit_tab {
+	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
+	u8 fold[256];
+	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
+	unsigned int m, i1, i2;
+	u8 c1, c2, or1, or2, p0, p1, o0, o1;
+	bool icase, overlap;
+};
+
+/* Fill @t for @pattern (@m bytes, at most LIT_MAX) and the config's
+ * @flags (TS_IGNORECASE, TS_OVERLAP). */
+void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
+		  int flags) TS_HIDDEN;
+
+/* The table of a "rarebyte" config, or NULL when its pattern is longer
+ * than LIT_MAX (rarebyte.c). */
+const struct lit_tab *rb_stream_table(struct ts_config *conf) TS_HIDDEN;
+
+#endif
