@@ -17,6 +17,7 @@
  * Environment: BUILD (set by tests/run-tests.sh) locates $BUILD/bin/tspkt;
  * TSPKT_TEST_KEEP=1 keeps the temporary folder.
  */
+#define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types; realpath */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pcap/pcap.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -34,7 +37,9 @@
 #include <sys/wait.h>
 
 #include "child.h"
+#include "decode.h"
 #include "pcapgen.h"
+#include "reasm.h"
 #include "testsupport.h"
 
 #define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
@@ -122,6 +127,233 @@ static char *line_with(const char *text, const char *what)
 	line = strndup(b, (size_t)(e - b));
 	assert_non_null(line);
 	return line;
+}
+
+/* ---- Wireshark's reassembly ------------------------------------------------ */
+
+#define MAX_FLOWS 256
+
+/* One TCP conversation, in order of first appearance (tshark's stream
+ * index), node 0 the sender of its first packet. */
+struct follow {
+	int family;
+	uint8_t addr[2][16];
+	uint16_t port[2];
+	struct reasm_dir dir[2];
+	struct test_buf got[2];
+	unsigned int gaps;
+};
+
+struct follow_sink {
+	struct follow *f;
+	int node;
+};
+
+static int follow_data(void *opaque, uint64_t off, const uint8_t *p, size_t len)
+{
+	struct follow_sink *k = opaque;
+
+	(void)off;
+	test_buf_add(&k->f->got[k->node], p, len);
+	return 0;
+}
+
+static int follow_gap(void *opaque, uint64_t off, uint64_t len)
+{
+	struct follow_sink *k = opaque;
+
+	(void)off;
+	(void)len;
+	k->f->gaps++;
+	return 0;
+}
+
+static int follow_end(void *opaque, uint64_t off)
+{
+	(void)opaque;
+	(void)off;
+	return 0;
+}
+
+/* Our reassembly (reasm.c, the bsd policy) of every TCP conversation of
+ * @path, read with libpcap and decoded by tspkt's decoder. */
+static unsigned int our_follow(const char *path, struct follow *fl)
+{
+	char ebuf[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, ebuf);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	struct reasm_ctx ctx;
+	unsigned int n = 0;
+
+	if (!p)
+		fail_msg("%s: %s", path, ebuf);
+	reasm_ctx_init(&ctx, NULL);
+	while (pcap_next_ex(p, &h, &data) == 1) {
+		struct pkt_meta meta;
+		struct ip_frag_info frag;
+		struct sk_buff skb;
+		unsigned int l3off, i;
+		const char *why;
+		uint8_t th[20];
+		const uint8_t *t;
+		int node = -1;
+
+		if (!pkt_decode_headers(pcap_datalink(p), data, h->caplen,
+					&meta, &frag, &l3off, &why) ||
+		    frag.is_fragment || meta.l4proto != IPPROTO_TCP)
+			continue;
+		pkt_skb_wrap(&skb, (uint8_t *)(uintptr_t)data,
+			     l3off + meta.net_len, l3off, meta.family, 0);
+		pkt_decode_transport(&skb, &meta);
+		if (!meta.has_transport)
+			continue;
+		t = skb_header_pointer(&skb, skb_transport_offset(&skb),
+				       sizeof(th), th);
+		assert_non_null(t);
+		for (i = 0; i < n && node < 0; i++) {
+			struct follow *f = &fl[i];
+			size_t al = f->family == 6 ? 16 : 4;
+
+			if (f->family != meta.family)
+				continue;
+			for (int d = 0; d < 2; d++)
+				if (!memcmp(f->addr[d], meta.src, al) &&
+				    !memcmp(f->addr[!d], meta.dst, al) &&
+				    f->port[d] == meta.sport &&
+				    f->port[!d] == meta.dport)
+					node = d;
+			if (node >= 0)
+				break;
+		}
+		if (node < 0) {
+			assert_true(n < MAX_FLOWS);
+			i = n++;
+			memset(&fl[i], 0, sizeof(fl[i]));
+			fl[i].family = meta.family;
+			memcpy(fl[i].addr[0], meta.src, 16);
+			memcpy(fl[i].addr[1], meta.dst, 16);
+			fl[i].port[0] = meta.sport;
+			fl[i].port[1] = meta.dport;
+			reasm_dir_init(&fl[i].dir[0]);
+			reasm_dir_init(&fl[i].dir[1]);
+			node = 0;
+		}
+		{
+			struct follow_sink k = { &fl[i], node };
+			const struct reasm_consumer c = { follow_data,
+							  follow_gap,
+							  follow_end, &k };
+			uint32_t seq = (uint32_t)t[4] << 24 |
+				       (uint32_t)t[5] << 16 |
+				       (uint32_t)t[6] << 8 | t[7];
+			unsigned int plen = meta.net_len - meta.payload_off;
+
+			reasm_add(&ctx, &fl[i].dir[node], &c, seq,
+				  skb.data + meta.payload_off, plen, t[13]);
+		}
+	}
+	pcap_close(p);
+	for (unsigned int i = 0; i < n; i++)
+		for (int d = 0; d < 2; d++) {
+			struct follow_sink k = { &fl[i], d };
+			const struct reasm_consumer c = { follow_data,
+							  follow_gap,
+							  follow_end, &k };
+
+			reasm_close(&ctx, &fl[i].dir[d], &c);
+			reasm_dir_free(&ctx, &fl[i].dir[d]);
+		}
+	return n;
+}
+
+static int hexval(int c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* tshark -z follow,tcp,raw for streams 0..@n-1 of @path, compared with
+ * our reassembly of each direction, byte for byte. */
+static void same_as_tshark(const char *path)
+{
+	static struct follow fl[MAX_FLOWS];
+	unsigned int n = our_follow(path, fl), i, compared = 0;
+	size_t bytes = 0;
+	char *argv[2 * MAX_FLOWS + 8], (*z)[40] = calloc(MAX_FLOWS, 40);
+	struct child_result r;
+	const char *blk;
+	int a = 0;
+
+	assert_non_null(z);
+	argv[a++] = "tshark";
+	argv[a++] = "-r";
+	argv[a++] = (char *)path;
+	argv[a++] = "-q";
+	for (i = 0; i < n; i++) {
+		snprintf(z[i], sizeof(z[i]), "follow,tcp,raw,%u", i);
+		argv[a++] = "-z";
+		argv[a++] = z[i];
+	}
+	argv[a] = NULL;
+	{
+		const struct child_spec spec = { .argv = argv,
+						 .cwd = dir,
+						 .capdir = dir };
+
+		if (child_run(&spec, &r))
+			fail_msg("run tshark: %s", strerror(errno));
+	}
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status))
+		fail_msg("tshark (Debian's tshark is needed): status %d\n%s",
+			 r.status, r.err);
+	for (blk = strstr(r.out, "Filter: tcp.stream eq "); blk;
+	     blk = strstr(blk + 1, "Filter: tcp.stream eq ")) {
+		unsigned int idx = (unsigned int)strtoul(blk + 22, NULL, 10);
+		const char *end = strstr(blk, "\n====");
+		const char *line = strstr(blk, "Node 1:");
+		struct test_buf want[2] = { { 0 }, { 0 } };
+
+		assert_non_null(end);
+		assert_non_null(line);
+		assert_true(idx < n);
+		line = strchr(line, '\n') + 1;
+		while (line < end) {
+			int node = *line == '\t';
+			const char *q = line + node;
+
+			for (; q + 1 < end && q[0] != '\n'; q += 2) {
+				uint8_t b = (uint8_t)(hexval(q[0]) << 4 |
+						      hexval(q[1]));
+
+				test_buf_add(&want[node], &b, 1);
+			}
+			line = q + 1;
+		}
+		for (int d = 0; d < 2; d++) {
+			if (want[d].len != fl[idx].got[d].len ||
+			    memcmp(want[d].p ? want[d].p : "",
+				   fl[idx].got[d].p ? fl[idx].got[d].p : "",
+				   want[d].len))
+				fail_msg("%s: stream %u node %d: tshark %zu "
+					 "bytes, ours %zu",
+					 path, idx, d, want[d].len,
+					 fl[idx].got[d].len);
+			bytes += want[d].len;
+			free(want[d].p);
+		}
+		assert_int_equal(fl[idx].gaps, 0);
+		compared++;
+	}
+	assert_int_equal(compared, n);
+	assert_true(n > 0 && bytes > 0);
+	print_message("# %s: %u TCP streams, %zu bytes as tshark's\n",
+		      strrchr(path, '/') + 1, n, bytes);
+	for (i = 0; i < n; i++) {
+		free(fl[i].got[0].p);
+		free(fl[i].got[1].p);
+	}
+	free(z);
+	child_result_free(&r);
 }
 
 /* ---- building flows -------------------------------------------------------- */
@@ -364,6 +596,8 @@ static void cuts_in(int family, enum order ord, bool wrap)
 	assert_int_equal(counter(r.err, "streams:", "gaps"), 0);
 	free(seen);
 	child_result_free(&r);
+	/* the same bytes as Wireshark's reassembly */
+	same_as_tshark(cap);
 }
 
 static void every_cut(void **unused)
@@ -560,10 +794,30 @@ static void gaps(void **unused)
 	child_result_free(&r);
 }
 
+/* samples/: real captures on lo (HTTP over IPv4 and IPv6, and a request
+ * whose header the client wrote in three pieces). */
+static void samples_as_tshark(void **unused)
+{
+	static const char *const names[] = { "http.pcap", "http-split.pcap" };
+	const char *src = getenv("TSPKT_SAMPLES");
+
+	(void)unused;
+	for (unsigned int i = 0; i < 2; i++) {
+		char rel[4096], abs[PATH_MAX];
+
+		snprintf(rel, sizeof(rel), "%s/%s", src ? src : "samples",
+			 names[i]);
+		if (!realpath(rel, abs))
+			fail_msg("%s: %s", rel, strerror(errno));
+		same_as_tshark(abs);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_cut),
+		cmocka_unit_test(samples_as_tshark),
 		cmocka_unit_test(no_stream_is_per_packet),
 		cmocka_unit_test(stream_rules),
 		cmocka_unit_test(gaps),
