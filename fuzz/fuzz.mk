@@ -48,7 +48,7 @@ PLUGIN_OUT  := $(abspath $(FUZZ_BUILD))/plugins
 FUZZ_LIB_SRC := $(sort $(wildcard src/core/*.c src/algo/*.c \
                                   src/providers/*.c src/skb/*.c))
 FUZZ_SUP_SRC := $(sort $(wildcard tests/support/*.c))
-FUZZ_PKT_SRC := tools/tspkt/decode.c tools/tspkt/defrag.c \
+FUZZ_PKT_SRC := tools/tspkt/decode.c tools/tspkt/defrag.c tools/tspkt/reasm.c \
                 tools/tspkt/pktclock.c
 FUZZ_COMMON_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) \
                    $(FUZZ_SUP_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)

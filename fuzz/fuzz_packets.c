@@ -33,13 +33,23 @@
  *            timeout is TIMEOUT_MS), then the frame's bytes (a short last
  *            frame takes what is left)
  *
+ * TCP datagrams also go through tspkt's stream reassembly (reasm.c), up
+ * to FUZZ_FLOWS conversations an input, with the overlap policy size % 6
+ * and a small memcap for one input size in two: each direction's bytes
+ * must come in order with no byte twice (data and gaps abutting, nothing
+ * after the end), the memcap must hold, and a push-mode stream ("auto",
+ * the input's pattern) over each run of bytes between gaps must find what
+ * the naive search finds there.
+ *
  * Seeds: fuzz/corpus-packets, written by fuzz/make-corpus-packets.c.
  */
 #include "decode.h"
 #include "defrag.h"
+#include "reasm.h"
 #include "testsupport.h"
 #include "textsearch.h"
 #include "textsearch_skb.h"
+#include "textsearch_stream.h"
 
 #include <pcap/dlt.h>
 #include <stdarg.h>
@@ -62,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size);
 struct fuzz_pkt_totals {
 	unsigned long inputs, frames, datagrams, reassembled_searched, matches;
 	struct defrag_stats defrag;
+	unsigned long tcp_segments, tcp_bytes, tcp_gaps, tcp_matches;
 };
 extern struct fuzz_pkt_totals fuzz_pkt_totals;
 struct fuzz_pkt_totals fuzz_pkt_totals;
@@ -174,6 +185,34 @@ struct shadow_frag {
 	u8 *data; /* header (hdrlen bytes), then payload */
 };
 
+#define FUZZ_FLOWS 8
+
+/* One TCP direction through reasm.c, and what it delivered so far. */
+struct tcp_side {
+	struct reasm_dir dir;
+	uint64_t next; /* the offset the next data or gap must start at */
+	bool ended;
+	struct ts_stream *s; /* over the run since the last gap */
+	u8 *run;
+	size_t runlen, runcap;
+	unsigned int nfound;
+	unsigned int found[1024];
+};
+
+struct tcp_conv {
+	int family;
+	uint8_t addr[2][16];
+	uint16_t port[2];
+	struct tcp_side side[2];
+};
+
+struct pkt_case;
+
+struct side_ref {
+	struct pkt_case *c;
+	struct tcp_side *t;
+};
+
 struct pkt_case {
 	int linktype;
 	bool icase, all_through_defrag;
@@ -186,7 +225,13 @@ struct pkt_case {
 	u8 from_ctl, to_ctl;
 	struct shadow_frag *shadow; /* every fragment given to defrag */
 	unsigned int nshadow, shadow_cap;
+	struct reasm_ctx rctx;
+	struct tcp_conv conv[FUZZ_FLOWS];
+	unsigned int nconv;
 };
+
+static void tcp_segment(struct pkt_case *c, struct sk_buff *skb,
+			const struct pkt_meta *meta);
 
 /* The window [from, to) of a datagram, as the input says; either may lie
  * past the data (the search clamps, the reference too). */
@@ -350,8 +395,194 @@ static void search_datagram(struct pkt_case *c, struct sk_buff *skb,
 		search_one(c, skb, from, to, algo, want, nwant);
 	free(want);
 	free(flat);
+	tcp_segment(c, skb, meta);
 	fuzz_pkt_totals.datagrams++;
 	fuzz_pkt_totals.matches += nwant;
+}
+
+/* ---- TCP streams ---------------------------------------------------------- */
+
+/* The run since the last gap is over: the stream must have found what the
+ * naive search finds in it. */
+static void finish_run(struct pkt_case *c, struct tcp_side *t)
+{
+	unsigned int *want, n, i;
+	struct ts_match m;
+
+	if (!t->s)
+		return;
+	if (textsearch_stream_end(t->s))
+		die("textsearch_stream_end failed");
+	while (textsearch_stream_next(t->s, &m) > 0)
+		if (t->nfound < 1024)
+			t->found[t->nfound++] = (unsigned int)m.start;
+	want = malloc((t->runlen + 1) * sizeof(*want));
+	if (!want)
+		abort();
+	n = t->runlen <= UINT_MAX ?
+		    reference(c, t->run, 0, (unsigned int)t->runlen, want) :
+		    0;
+	if (n < 1024 && n != t->nfound)
+		die("TCP stream: %u matches in a run of %zu bytes, the naive "
+		    "search %u",
+		    t->nfound, t->runlen, n);
+	for (i = 0; i < n && i < t->nfound; i++)
+		if (want[i] != t->found[i])
+			die("TCP stream: match %u at %u, the naive search %u",
+			    i, t->found[i], want[i]);
+	fuzz_pkt_totals.tcp_matches += n;
+	free(want);
+	textsearch_stream_reset(t->s);
+	t->runlen = 0;
+	t->nfound = 0;
+}
+
+static int tcp_data(void *opaque, uint64_t off, const uint8_t *p, size_t len)
+{
+	struct side_ref *k = opaque;
+	struct tcp_side *t = k->t;
+	struct ts_match m;
+
+	if (t->ended || off != t->next || !len)
+		die("TCP data of %zu bytes at %llu, expected at %llu%s", len,
+		    (unsigned long long)off, (unsigned long long)t->next,
+		    t->ended ? " (after the end)" : "");
+	t->next += len;
+	fuzz_pkt_totals.tcp_bytes += len;
+	if (t->runlen + len > t->runcap) {
+		size_t cap = (t->runlen + len) * 2;
+		u8 *v = realloc(t->run, cap);
+
+		if (!v)
+			abort();
+		t->run = v;
+		t->runcap = cap;
+	}
+	memcpy(t->run + t->runlen, p, len);
+	t->runlen += len;
+	if (t->s) {
+		if (textsearch_stream_write(t->s, p, len))
+			die("textsearch_stream_write failed");
+		while (textsearch_stream_next(t->s, &m) > 0)
+			if (t->nfound < 1024)
+				t->found[t->nfound++] = (unsigned int)m.start;
+	}
+	return 0;
+}
+
+static int tcp_gap(void *opaque, uint64_t off, uint64_t len)
+{
+	struct side_ref *k = opaque;
+
+	if (k->t->ended || off != k->t->next || !len)
+		die("TCP gap of %llu bytes at %llu, expected at %llu",
+		    (unsigned long long)len, (unsigned long long)off,
+		    (unsigned long long)k->t->next);
+	k->t->next += len;
+	fuzz_pkt_totals.tcp_gaps++;
+	finish_run(k->c, k->t);
+	return 0;
+}
+
+static int tcp_end(void *opaque, uint64_t off)
+{
+	struct side_ref *k = opaque;
+
+	if (k->t->ended || off != k->t->next)
+		die("TCP end at %llu, expected at %llu%s",
+		    (unsigned long long)off, (unsigned long long)k->t->next,
+		    k->t->ended ? " (twice)" : "");
+	k->t->ended = true;
+	finish_run(k->c, k->t);
+	return 0;
+}
+
+static void tcp_segment(struct pkt_case *c, struct sk_buff *skb,
+			const struct pkt_meta *meta)
+{
+	size_t al = meta->family == 6 ? 16 : 4;
+	struct tcp_conv *v = NULL;
+	struct side_ref k = { c, NULL };
+	const struct reasm_consumer cons = { tcp_data, tcp_gap, tcp_end, &k };
+	uint8_t th[20], *payload;
+	const uint8_t *t;
+	unsigned int i, plen;
+	int d = 0;
+
+	if (meta->l4proto != 6 || !meta->has_transport ||
+	    meta->payload_off > skb->len)
+		return;
+	t = skb_header_pointer(skb, skb_transport_offset(skb), sizeof(th), th);
+	if (!t)
+		return;
+	for (i = 0; i < c->nconv && !v; i++)
+		for (d = 0; d < 2; d++)
+			if (c->conv[i].family == meta->family &&
+			    !memcmp(c->conv[i].addr[d], meta->src, al) &&
+			    !memcmp(c->conv[i].addr[!d], meta->dst, al) &&
+			    c->conv[i].port[d] == meta->sport &&
+			    c->conv[i].port[!d] == meta->dport) {
+				v = &c->conv[i];
+				break;
+			}
+	if (!v) {
+		if (c->nconv == FUZZ_FLOWS)
+			return;
+		v = &c->conv[c->nconv++];
+		memset(v, 0, sizeof(*v));
+		v->family = meta->family;
+		memcpy(v->addr[0], meta->src, al);
+		memcpy(v->addr[1], meta->dst, al);
+		v->port[0] = meta->sport;
+		v->port[1] = meta->dport;
+		for (int s2 = 0; s2 < 2; s2++) {
+			reasm_dir_init(&v->side[s2].dir);
+			v->side[s2].s = textsearch_stream_open(
+				c->conf[NR_ALGOS - 1], GFP_KERNEL);
+			if (IS_ERR(v->side[s2].s))
+				die("textsearch_stream_open failed");
+		}
+		d = 0;
+	}
+	k.t = &v->side[d];
+	plen = skb->len - meta->payload_off;
+	payload = malloc(plen ? plen : 1);
+	if (!payload)
+		abort();
+	if (skb_copy_bits(skb, (int)meta->payload_off, payload, (int)plen))
+		die("skb_copy_bits of a TCP payload");
+	reasm_window(&v->side[!d].dir, (uint32_t)t[14] << 8 | t[15]);
+	reasm_add(&c->rctx, &k.t->dir, &cons,
+		  (uint32_t)t[4] << 24 | (uint32_t)t[5] << 16 |
+			  (uint32_t)t[6] << 8 | t[7],
+		  payload, plen, t[13]);
+	free(payload);
+	if (c->rctx.cfg.memcap && c->rctx.mem_used > c->rctx.cfg.memcap)
+		die("TCP reassembly holds %zu bytes, memcap %zu",
+		    c->rctx.mem_used, c->rctx.cfg.memcap);
+	fuzz_pkt_totals.tcp_segments++;
+}
+
+/* The input is over: every direction flushed (holes become gaps) and
+ * freed, and nothing may stay accounted. */
+static void tcp_close_all(struct pkt_case *c)
+{
+	for (unsigned int i = 0; i < c->nconv; i++)
+		for (int d = 0; d < 2; d++) {
+			struct tcp_side *t = &c->conv[i].side[d];
+			struct side_ref k = { c, t };
+			const struct reasm_consumer cons = { tcp_data, tcp_gap,
+							     tcp_end, &k };
+
+			reasm_close(&c->rctx, &t->dir, &cons);
+			finish_run(c, t);
+			reasm_dir_free(&c->rctx, &t->dir);
+			textsearch_stream_free(t->s);
+			free(t->run);
+		}
+	if (c->rctx.mem_used)
+		die("TCP reassembly still accounts %zu bytes",
+		    c->rctx.mem_used);
 }
 
 static void decode_header(struct pkt_case *c, struct pkt_reader *r)
@@ -623,6 +854,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 
 	memset(&c, 0, sizeof(c));
 	decode_header(&c, &r);
+	{
+		const struct reasm_config rc = {
+			.policy = (enum reasm_policy)(size % 6),
+			.memcap = size & 64 ? 3000 : 0, /* 0: the default */
+		};
+
+		reasm_ctx_init(&c.rctx, &rc);
+	}
 	d = defrag_new(c.limits);
 	if (!d)
 		abort();
@@ -636,6 +875,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 		r.p += len;
 		r.n -= len;
 	}
+	tcp_close_all(&c);
 	add_stats(d);
 	defrag_free(d);
 	for (a = 0; a < c.nshadow; a++)

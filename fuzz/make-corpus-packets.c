@@ -575,12 +575,92 @@ static void windows_and_junk(void)
 	finish("en10mb-junk");
 }
 
+/* One TCP segment of @f carrying text[a, b), sequence numbers from @isn
+ * (the SYN's), flags PSH|ACK unless given. */
+static void tcp_seg(struct pg_flow *f, uint32_t isn, const char *text,
+		    unsigned int a, unsigned int b, uint8_t flags)
+{
+	f->tcp_seq = isn + 1 + a;
+	f->tcp_flags = flags ? flags : 0x18;
+	pg_build(&tmp, f, text + a, b - a);
+	add(1, &tmp);
+}
+
+static void tcp_syn(struct pg_flow *f, uint32_t isn)
+{
+	f->tcp_seq = isn;
+	f->tcp_flags = 0x02;
+	pg_build(&tmp, f, NULL, 0);
+	add(1, &tmp);
+}
+
+/* TCP conversations for the stream reassembly: "GET /" cut between
+ * segments, in order, reversed, overlapping with other bytes, a hole that
+ * is a gap at the end, the sequence numbers wrapping, picked up midstream,
+ * data after a RST. */
+static void tcp_streams(void)
+{
+	struct pg_flow f = tcp4;
+	unsigned int n = slen(http);
+	char other[sizeof(http)];
+
+	begin(L_EN10MB, 0, P_GET, FROM_PAYLOAD(0), TO_LEN);
+	tcp_syn(&f, 100);
+	tcp_seg(&f, 100, http, 0, 2, 0);
+	tcp_seg(&f, 100, http, 2, 4, 0);
+	tcp_seg(&f, 100, http, 4, n, 0);
+	tcp_seg(&f, 100, http, n, n, 0x11);
+	finish("tcp-get-cut-in-order");
+
+	begin(L_EN10MB, 0, P_GET, FROM_PAYLOAD(0), TO_LEN);
+	tcp_syn(&f, 5000);
+	tcp_seg(&f, 5000, http, 30, n, 0);
+	tcp_seg(&f, 5000, http, 3, 30, 0);
+	tcp_seg(&f, 5000, http, 0, 3, 0);
+	finish("tcp-get-cut-reversed");
+
+	memcpy(other, http, sizeof(http));
+	memcpy(other + 2, "XXXXXX", 6);
+	begin(L_EN10MB, 0, P_GET, FROM_PAYLOAD(0), TO_LEN);
+	tcp_syn(&f, 7);
+	tcp_seg(&f, 7, http, 10, 20, 0);
+	tcp_seg(&f, 7, other, 4, 14, 0);
+	tcp_seg(&f, 7, other, 12, 24, 0);
+	tcp_seg(&f, 7, http, 0, 6, 0);
+	tcp_seg(&f, 7, http, 20, n, 0);
+	finish("tcp-overlaps-other-bytes");
+
+	begin(L_EN10MB, 0, P_GET, FROM_PAYLOAD(0), TO_LEN);
+	tcp_syn(&f, 1);
+	tcp_seg(&f, 1, http, 0, 3, 0);
+	tcp_seg(&f, 1, http, 9, n, 0);
+	finish("tcp-hole-then-end");
+
+	f = tcp6;
+	begin(L_EN10MB, ICASE, P_HTTP, FROM_PAYLOAD(0), TO_LEN);
+	tcp_syn(&f, 0xfffffff0u);
+	tcp_seg(&f, 0xfffffff0u, http, 0, 10, 0);
+	tcp_seg(&f, 0xfffffff0u, http, 10, 17, 0);
+	tcp_seg(&f, 0xfffffff0u, http, 17, n, 0);
+	finish("tcp6-seq-wrap");
+
+	f = tcp4;
+	f.sport = 40001;
+	begin(L_EN10MB, 0, P_CHICKEN, FROM_PAYLOAD(0), TO_LEN);
+	tcp_seg(&f, 900, http, 0, 60, 0);
+	tcp_seg(&f, 900, http, 60, n, 0);
+	tcp_seg(&f, 900, http, 40, 50, 0x04);
+	tcp_seg(&f, 900, http, 50, 70, 0);
+	finish("tcp-midstream-rst");
+}
+
 int main(int argc, char **argv)
 {
 	outdir = argc > 1 ? argv[1] : "fuzz/corpus-packets";
 	whole_datagrams();
 	fragments();
 	windows_and_junk();
+	tcp_streams();
 	printf("make-corpus-packets: %u seeds in %s\n", written, outdir);
 	return 0;
 }

@@ -43,6 +43,8 @@ static void replay_corpus(void **unused)
 	       (unsigned long long)s->timeouts, (unsigned long long)s->overlaps,
 	       (unsigned long long)s->oversize, (unsigned long long)s->evicted,
 	       (unsigned long long)s->invalid);
+	printf("# TCP: segments=%lu bytes=%lu gaps=%lu stream matches=%lu\n",
+	       t->tcp_segments, t->tcp_bytes, t->tcp_gaps, t->tcp_matches);
 	if (!seeds)
 		return;
 	assert_true(count >= 20);
@@ -54,6 +56,10 @@ static void replay_corpus(void **unused)
 	assert_true(s->oversize >= 3);
 	assert_true(s->evicted > 0);
 	assert_true(s->invalid > 0);
+	/* the TCP seeds: reassembled, with a gap, the string found */
+	assert_true(t->tcp_segments >= 20);
+	assert_true(t->tcp_gaps >= 1);
+	assert_true(t->tcp_matches >= 4);
 }
 
 int main(void)
