@@ -45,7 +45,7 @@ FUZZ_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g \
                -Iinclude -Itests/support
 PLUGIN_OUT  := $(abspath $(FUZZ_BUILD))/plugins
 
-FUZZ_LIB_SRC := $(sort $(wildcard src/core/*.c src/algo/*.c \
+FUZZ_LIB_SRC := $(sort $(wildcard src/core/*.c src/algo/*.c src/timer/*.c \
                                   src/providers/*.c src/skb/*.c))
 FUZZ_SUP_SRC := $(sort $(wildcard tests/support/*.c))
 FUZZ_PKT_SRC := tools/tspkt/decode.c tools/tspkt/defrag.c tools/tspkt/reasm.c \

@@ -239,9 +239,42 @@ static void timeouts_per_state(void **unused)
 			assert_true(late <= HZ + (want[which] - t0) / 8 + 1);
 		}
 		assert_int_equal(flow_table_stats(w->t)->active, 0);
-		assert_int_equal(flow_table_stats(w->t)->timers_fired, 4);
+		/* the two flows that became established fired once early,
+		 * at their first time-out, and moved themselves */
+		assert_int_equal(flow_table_stats(w->t)->timers_fired, 6);
+		assert_int_equal(flow_table_stats(w->t)->timers_armed, 6);
 		world_free(w);
 	}
+}
+
+/* A flow with a packet every second (and a 25 s pause now and then)
+ * lives on past its first time-out (the timer moves itself), and ends a
+ * time-out after its last packet, never before. */
+static void busy_flow_lives_on(void **unused)
+{
+	struct world *w = world_new(1000, 100);
+	int dir;
+	struct flow *f =
+		get4(w, "10.0.0.1", "10.0.0.2", 5, 6, IPPROTO_UDP, &dir);
+	unsigned long last;
+
+	(void)unused;
+	flow_packet(w->t, f, dir, 10, 0);
+	for (int i = 0; i < 300; i++) {
+		run_for(w, i % 20 ? 1 : 25); /* idle 25 s now and then */
+		assert_int_equal(w->nends, 0);
+		flow_packet(w->t, f, dir, 10, 0); /* new: 30 s */
+	}
+	last = jiffies;
+	for (int s = 0; s < 40; s++)
+		run_for(w, 1);
+	assert_int_equal(w->nends, 1);
+	assert_int_equal(w->ends[0].why, FLOW_END_TIMEOUT);
+	assert_true(time_after_eq(w->ends[0].at, last + 30 * HZ));
+	assert_true(w->ends[0].at - (last + 30 * HZ) <= 1 + 2 * HZ);
+	/* re-armed about once per time-out, not per packet */
+	assert_true(flow_table_stats(w->t)->timers_armed < 60);
+	world_free(w);
 }
 
 static void rst_and_fin_end_once_and_stay_closed(void **unused)
@@ -398,6 +431,7 @@ int main(void)
 		cmocka_unit_test(both_directions_one_flow),
 		cmocka_unit_test(eviction_takes_the_idle_longest),
 		cmocka_unit_test(timeouts_per_state),
+		cmocka_unit_test(busy_flow_lives_on),
 		cmocka_unit_test(rst_and_fin_end_once_and_stay_closed),
 		cmocka_unit_test(end_of_capture_in_order),
 		cmocka_unit_test(closing_from_its_own_expiry),

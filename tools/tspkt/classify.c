@@ -134,7 +134,10 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 	r->seq = info->seq;
 	pkt_cb(skb)->info = NULL;
 	if (hits && !output_should_stop(k->cl->out)) {
-		pkt_decode_transport(skb, &info->meta);
+		/* the reader found TCP's already, for its stream */
+		if (!info->meta.has_transport ||
+		    skb->transport_header == SKB_HEADER_UNSET)
+			pkt_decode_transport(skb, &info->meta);
 		nhits = ruleset_match(rs, skb, &info->meta, k->scratch, hits);
 	}
 	if (info->nshits && !output_should_stop(k->cl->out))

@@ -4,8 +4,11 @@
  * A flow is in a hash chain (by its key, seeded per table so that chains
  * cannot be aimed at), on a list from the oldest last packet to the newest
  * (eviction takes the oldest), and, while it lives, its timer is pending on
- * the table's base.  Every packet re-arms the timer (mod_timer: O(1)), so
- * an idle flow costs nothing until its time-out fires.
+ * the table's base.  A packet only notes its time: the timer, armed once,
+ * fires at the time-out of the flow's first packets, finds the flow busy
+ * since and moves itself to the time-out of the last one, so a busy flow
+ * costs a re-arm per time-out rather than per packet, and an idle one
+ * nothing until it ends.
  */
 #include "flow.h"
 
@@ -33,6 +36,7 @@ struct flow_table {
 	struct flow_timeouts to;
 	struct flow_ops ops;
 	void *arg;
+	unsigned long hz; /* the base's, read once */
 	bool ending_all;
 	struct flow *busy; /* its end runs from flow_packet() */
 	struct flow_stats stats;
@@ -115,6 +119,7 @@ struct flow_table *flow_table_new(size_t max_flows, struct timer_base *base,
 			((uint64_t)now.tv_sec << 32));
 	t->max_flows = max_flows ? max_flows : 1;
 	t->base = base;
+	t->hz = HZ;
 	t->to = *timeouts;
 	t->ops = *ops;
 	t->arg = arg;
@@ -173,19 +178,6 @@ static void flow_free(struct flow_table *t, struct flow *f)
 	free(f);
 }
 
-/* The time-out fired: end the flow (unless a RST or FIN did) and free it.
- * The owner's end may close this very flow (say its flush reaches -n):
- * try_to_del_timer_sync() then answers -1, and the flow is freed here. */
-static void flow_expire(struct timer_list *timer)
-{
-	struct flow *f = from_timer(f, timer, timer);
-	struct flow_table *t = f->table;
-
-	t->stats.timers_fired++;
-	flow_end(t, f, FLOW_END_TIMEOUT);
-	flow_free(t, f);
-}
-
 static unsigned int flow_timeout(const struct flow_table *t,
 				 const struct flow *f)
 {
@@ -202,12 +194,35 @@ static unsigned int flow_timeout(const struct flow_table *t,
 	return f->state == FLOW_NEW ? t->to.udp_new : t->to.udp_established;
 }
 
+/* When the flow's state says it times out, from its last packet. */
+static unsigned long flow_deadline(const struct flow_table *t,
+				   const struct flow *f)
+{
+	return f->last_j + flow_timeout(t, f) * t->hz;
+}
+
 static void flow_arm(struct flow_table *t, struct flow *f)
 {
-	unsigned long secs = flow_timeout(t, f);
-
-	mod_timer(&f->timer, jiffies + secs * (unsigned long)HZ);
+	mod_timer(&f->timer, flow_deadline(t, f));
 	t->stats.timers_armed++;
+}
+
+/* The time-out fired: a flow busy since waits for its new deadline; else
+ * end it (unless a RST or FIN did) and free it.  The owner's end may close
+ * this very flow (say its flush reaches -n): try_to_del_timer_sync() then
+ * answers -1, and the flow is freed here. */
+static void flow_expire(struct timer_list *timer)
+{
+	struct flow *f = from_timer(f, timer, timer);
+	struct flow_table *t = f->table;
+
+	t->stats.timers_fired++;
+	if (time_before(jiffies, flow_deadline(t, f))) {
+		flow_arm(t, f);
+		return;
+	}
+	flow_end(t, f, FLOW_END_TIMEOUT);
+	flow_free(t, f);
 }
 
 void flow_close(struct flow_table *t, struct flow *f, enum flow_end why)
@@ -295,10 +310,13 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
 			    unsigned int bytes, uint8_t tcp_flags)
 {
+	enum flow_state was = (enum flow_state)f->state;
+
 	if (!f->packets)
 		f->init_dir = (uint8_t)dir;
 	f->packets++;
 	f->bytes += bytes;
+	f->last_j = jiffies;
 	if (t->newest != f) {
 		list_unlink(t, f);
 		list_append(t, f);
@@ -326,7 +344,10 @@ enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
 			return FLOW_GONE;
 		}
 	}
-	flow_arm(t, f);
+	/* armed once; moved now only if it must fire sooner (closed) */
+	if (!timer_pending(&f->timer) ||
+	    (f->state == FLOW_CLOSED && was != FLOW_CLOSED))
+		flow_arm(t, f);
 	return (enum flow_state)f->state;
 }
 

@@ -64,15 +64,16 @@ struct flow {
 	struct flow_table *table;
 	struct timer_list timer; /* the idle time-out */
 	struct flow_key key;
-	uint8_t state;	  /* enum flow_state */
-	uint8_t seen;	  /* bit d: a packet went in direction d */
-	uint8_t init_dir; /* the direction of its first packet */
-	uint8_t fin;	  /* bit d: direction d sent a FIN */
-	bool dying;	  /* closed while its expiry runs */
-	bool ended;	  /* flow_ops.end has been called */
-	uint64_t packets; /* both directions */
-	uint64_t bytes;	  /* IP bytes, both directions */
-	int64_t last_ts;  /* the owner's: time of its last packet */
+	uint8_t state;	      /* enum flow_state */
+	uint8_t seen;	      /* bit d: a packet went in direction d */
+	uint8_t init_dir;     /* the direction of its first packet */
+	uint8_t fin;	      /* bit d: direction d sent a FIN */
+	bool dying;	      /* closed while its expiry runs */
+	bool ended;	      /* flow_ops.end has been called */
+	uint64_t packets;     /* both directions */
+	uint64_t bytes;	      /* IP bytes, both directions */
+	int64_t last_ts;      /* the owner's: time of its last packet */
+	unsigned long last_j; /* jiffies at its last packet */
 	/* The owner's, per direction (0: from key.addr[0]); NULL until the
 	 * owner needs it, so an idle flow costs only this structure. */
 	void *dir[2];
@@ -87,8 +88,8 @@ struct flow_ops {
 struct flow_stats {
 	uint64_t created, active, max_active;
 	uint64_t ended[FLOW_END_CAPTURE + 1];
-	uint64_t timers_armed; /* mod_timer calls that (re)armed one */
-	uint64_t timers_fired;
+	uint64_t timers_armed;	  /* mod_timer calls that (re)armed one */
+	uint64_t timers_fired;	  /* expiries run, busy flows' included */
 	uint64_t del_removed;	  /* try_to_del_timer_sync() == 1 */
 	uint64_t del_not_pending; /* == 0 */
 	uint64_t del_running;	  /* == -1 */

@@ -35,14 +35,15 @@ void pkt_clock_bind(struct pkt_clock *c)
 
 void pkt_clock_advance(struct pkt_clock *c, int64_t ns)
 {
-	unsigned long hz;
+	unsigned long now;
 	int64_t d;
 
 	pkt_clock_bind(c);
 	if (!c->started) {
 		c->started = true;
 		c->t0_ns = ns;
-		c->j0 = jiffies;
+		c->j0 = c->last = jiffies;
+		c->hz = HZ;
 		return;
 	}
 	d = ns - c->t0_ns;
@@ -50,11 +51,14 @@ void pkt_clock_advance(struct pkt_clock *c, int64_t ns)
 		return;
 	/* seconds and the rest apart: d * HZ would overflow past 106 days
 	 * at HZ 1000 */
-	hz = HZ;
-	timer_base_run(c->base,
-		       c->j0 + (unsigned long)(d / NSEC_PER_SEC) * hz +
-			       (unsigned long)((d % NSEC_PER_SEC) *
-					       (int64_t)hz / NSEC_PER_SEC));
+	now = c->j0 + (unsigned long)(d / NSEC_PER_SEC) * c->hz +
+	      (unsigned long)((d % NSEC_PER_SEC) * (int64_t)c->hz /
+			      NSEC_PER_SEC);
+	/* most frames fall in the same jiffy as the last one */
+	if (!time_after(now, c->last))
+		return;
+	c->last = now;
+	timer_base_run(c->base, now);
 }
 
 unsigned long pkt_clock_deadline(struct pkt_clock *c, uint64_t ms)

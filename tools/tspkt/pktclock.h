@@ -19,8 +19,10 @@
 struct pkt_clock {
 	struct timer_base *base;
 	bool started;
-	int64_t t0_ns;	  /* the first time given */
-	unsigned long j0; /* jiffies then */
+	int64_t t0_ns;	    /* the first time given */
+	unsigned long j0;   /* jiffies then */
+	unsigned long hz;   /* the base's */
+	unsigned long last; /* jiffies of the last run */
 };
 
 /* A wheel ticking @hz times a second, bound to the calling thread.  0, or
