@@ -163,7 +163,9 @@ static void eviction_takes_the_idle_longest(void **unused)
 	flow_packet(w->t, f[1], dir, 100, 0);
 	f[2] = get4(w, "10.0.0.1", "10.0.1.3", 1, 1, IPPROTO_UDP, &dir);
 	flow_packet(w->t, f[2], dir, 100, 0);
-	/* a packet on the first makes the second the idle longest */
+	/* a packet on the first, seconds later, makes the second the idle
+	 * longest (the order is kept to the second) */
+	run_for(w, 2);
 	flow_packet(w->t, f[0], dir, 100, 0);
 	f[3] = get4(w, "10.0.0.1", "10.0.1.4", 1, 1, IPPROTO_UDP, &dir);
 	assert_int_equal(w->nends, 1);

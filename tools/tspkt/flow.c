@@ -204,6 +204,7 @@ static unsigned long flow_deadline(const struct flow_table *t,
 static void flow_arm(struct flow_table *t, struct flow *f)
 {
 	mod_timer(&f->timer, flow_deadline(t, f));
+	f->armed = true;
 	t->stats.timers_armed++;
 }
 
@@ -217,6 +218,7 @@ static void flow_expire(struct timer_list *timer)
 	struct flow_table *t = f->table;
 
 	t->stats.timers_fired++;
+	f->armed = false;
 	if (time_before(jiffies, flow_deadline(t, f))) {
 		flow_arm(t, f);
 		return;
@@ -232,6 +234,7 @@ void flow_close(struct flow_table *t, struct flow *f, enum flow_end why)
 	if (f->dying)
 		return;
 	r = try_to_del_timer_sync(&f->timer);
+	f->armed = false;
 	if (r < 0) {
 		/* its expiry is running (this is called from inside it):
 		 * the expiry ends and frees it */
@@ -297,6 +300,7 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 	}
 	f->key = k;
 	f->table = t;
+	f->moved_j = jiffies;
 	timer_setup(&f->timer, flow_expire, 0);
 	f->hnext = t->bucket[h];
 	t->bucket[h] = f;
@@ -317,9 +321,12 @@ enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
 	f->packets++;
 	f->bytes += bytes;
 	f->last_j = jiffies;
-	if (t->newest != f) {
+	/* the eviction order, to the second: moving a flow touches its
+	 * neighbours, so a busy flow moves once a second, not per packet */
+	if (t->newest != f && f->last_j - f->moved_j >= t->hz) {
 		list_unlink(t, f);
 		list_append(t, f);
+		f->moved_j = f->last_j;
 	}
 	if (f->state != FLOW_CLOSED) {
 		f->seen |= (uint8_t)(1u << dir);
@@ -345,8 +352,7 @@ enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
 		}
 	}
 	/* armed once; moved now only if it must fire sooner (closed) */
-	if (!timer_pending(&f->timer) ||
-	    (f->state == FLOW_CLOSED && was != FLOW_CLOSED))
+	if (!f->armed || (f->state == FLOW_CLOSED && was != FLOW_CLOSED))
 		flow_arm(t, f);
 	return (enum flow_state)f->state;
 }

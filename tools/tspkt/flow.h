@@ -58,11 +58,10 @@ struct flow_timeouts {
 				 .udp_new = 30,           \
 				 .udp_established = 300 })
 
+/* Laid out by use: what a lookup reads first, then what a packet updates,
+ * then the timer, which only its arming and expiry touch. */
 struct flow {
-	struct flow *hnext;	    /* hash chain */
-	struct flow *older, *newer; /* by last packet */
-	struct flow_table *table;
-	struct timer_list timer; /* the idle time-out */
+	struct flow *hnext; /* hash chain */
 	struct flow_key key;
 	uint8_t state;	      /* enum flow_state */
 	uint8_t seen;	      /* bit d: a packet went in direction d */
@@ -70,13 +69,18 @@ struct flow {
 	uint8_t fin;	      /* bit d: direction d sent a FIN */
 	bool dying;	      /* closed while its expiry runs */
 	bool ended;	      /* flow_ops.end has been called */
+	bool armed;	      /* its timer is pending */
+	unsigned long last_j; /* jiffies at its last packet */
 	uint64_t packets;     /* both directions */
 	uint64_t bytes;	      /* IP bytes, both directions */
 	int64_t last_ts;      /* the owner's: time of its last packet */
-	unsigned long last_j; /* jiffies at its last packet */
 	/* The owner's, per direction (0: from key.addr[0]); NULL until the
 	 * owner needs it, so an idle flow costs only this structure. */
 	void *dir[2];
+	struct flow *older, *newer; /* by last move (at most one a second) */
+	unsigned long moved_j;	    /* jiffies at that move */
+	struct flow_table *table;
+	struct timer_list timer; /* the idle time-out */
 };
 
 struct flow_ops {
@@ -114,8 +118,8 @@ void flow_table_end_all(struct flow_table *t, enum flow_end why);
 
 /*
  * The flow of a packet from @src:@sport to @dst:@dport (@family 4 or 6,
- * @proto TCP or UDP), created if new (evicting the flow idle longest when
- * the table is full); *@dir is 0 if the packet goes from key.addr[0] on,
+ * @proto TCP or UDP), created if new (evicting the flow idle longest, to
+ * the second, when the table is full); *@dir is 0 if the packet goes from key.addr[0] on,
  * else 1.  NULL only on ENOMEM.
  */
 struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
