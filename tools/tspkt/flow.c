@@ -54,19 +54,32 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* The key's fifth word: ports, family, protocol and padding. */
+static uint64_t key_tail(const struct flow_key *k)
+{
+	uint64_t v;
+
+	memcpy(&v, &k->port, sizeof(v));
+	return v;
+}
+
 /* One multiply per word, the full mix once: the seed keeps chains from
  * being aimed at. */
 static uint64_t flow_hash64(const struct flow_table *t,
 			    const struct flow_key *k)
 {
-	uint64_t w[5], h = t->seed;
+	uint64_t h = t->seed;
 
-	memcpy(w, k->addr, 32);
-	w[4] = (uint64_t)k->port[0] | (uint64_t)k->port[1] << 16 |
-	       (uint64_t)k->family << 32 | (uint64_t)k->proto << 40;
-	for (int i = 0; i < 5; i++)
-		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ULL;
+	for (int i = 0; i < 4; i++)
+		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ key_tail(k)) * 0x9e3779b97f4a7c15ULL;
 	return mix64(h);
+}
+
+static bool key_equal(const struct flow_key *a, const struct flow_key *b)
+{
+	return a->w[0] == b->w[0] && a->w[1] == b->w[1] && a->w[2] == b->w[2] &&
+	       a->w[3] == b->w[3] && key_tail(a) == key_tail(b);
 }
 
 static size_t flow_hash(const struct flow_table *t, const struct flow_key *k)
@@ -255,23 +268,50 @@ void flow_close(struct flow_table *t, struct flow *f, enum flow_end why)
 	flow_free(t, f);
 }
 
+static uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t load32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Whole words only: the hash and the compare then read what was written
+ * whole, without a stall on bytes stored apart. */
 static void make_key(struct flow_key *k, int family, uint8_t proto,
 		     const uint8_t *src, const uint8_t *dst, uint16_t sport,
 		     uint16_t dport, int *dir)
 {
-	size_t alen = family == 6 ? 16 : 4;
-	int c = memcmp(src, dst, alen);
+	uint64_t s0, s1, d0, d1;
+	bool swap;
 
-	memset(k, 0, sizeof(*k));
-	if (c == 0)
-		c = (sport > dport) - (sport < dport);
-	*dir = c > 0;
-	memcpy(k->addr[*dir], src, alen);
-	memcpy(k->addr[!*dir], dst, alen);
-	k->port[*dir] = sport;
-	k->port[!*dir] = dport;
+	if (family == 6) {
+		s0 = load64(src), s1 = load64(src + 8);
+		d0 = load64(dst), d1 = load64(dst + 8);
+	} else {
+		s0 = load32(src), s1 = 0;
+		d0 = load32(dst), d1 = 0;
+	}
+	/* any order that is the same both ways round will do */
+	swap = s0 != d0 ? s0 > d0 : s1 != d1 ? s1 > d1 : sport > dport;
+	*dir = swap;
+	k->w[0] = swap ? d0 : s0;
+	k->w[1] = swap ? d1 : s1;
+	k->w[2] = swap ? s0 : d0;
+	k->w[3] = swap ? s1 : d1;
+	k->port[0] = swap ? dport : sport;
+	k->port[1] = swap ? sport : dport;
 	k->family = (uint8_t)family;
 	k->proto = proto;
+	k->pad = 0;
 }
 
 struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
@@ -285,7 +325,7 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 	make_key(&k, family, proto, src, dst, sport, dport, dir);
 	h = flow_hash(t, &k);
 	for (f = t->bucket[h]; f; f = f->hnext)
-		if (!memcmp(&f->key, &k, sizeof(k)))
+		if (key_equal(&f->key, &k))
 			return f;
 	if (t->stats.active >= t->max_flows && t->oldest)
 		flow_close(t, t->oldest, FLOW_END_EVICTED);

@@ -23,12 +23,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The 5-tuple, the lower (address, port) end first. */
+/* The 5-tuple, the lower (address, port) end first; built and compared a
+ * 64-bit word at a time (flow.c), so its padding is a member, always 0. */
 struct flow_key {
-	uint8_t addr[2][16]; /* IPv4 in the first 4 bytes */
+	union {
+		uint8_t addr[2][16]; /* IPv4 in the first 4 bytes */
+		uint64_t w[4];
+	};
 	uint16_t port[2];
 	uint8_t family; /* 4 or 6 */
 	uint8_t proto;	/* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t pad;
 };
 
 enum flow_state {
