@@ -813,6 +813,85 @@ static void samples_as_tshark(void **unused)
 	}
 }
 
+/* --stream-depth: past it a direction is not searched as a stream, and
+ * the lone PATTERN searches its datagrams on their own again, so a string
+ * there is still found (per datagram); --stream-memcap: out-of-order data
+ * past it is dropped and counted (the string it held is then lost). */
+static void depth_and_memcap(void **unused)
+{
+	struct capture c = { .t_us = TS0_US };
+	struct pg_flow cli = pg_flow_tcp4;
+	static uint8_t data[3000];
+	struct child_result r;
+	char cap[4200];
+
+	(void)unused;
+	memset(data, '-', sizeof(data));
+	memcpy(data + 100, needle, NLEN);  /* within 1 KiB */
+	memcpy(data + 2500, needle, NLEN); /* past it, inside a segment */
+	snprintf(cap, sizeof(cap), "%s/depth.pcap", dir);
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	cli.sport = 42000;
+	cli.dport = 80;
+	cli.tcp_seq = 0;
+	cli.tcp_flags = TH_SYN;
+	put(&c, &cli, NULL, 0);
+	cli.tcp_flags = TH_PSH | TH_ACK;
+	for (unsigned int off = 0; off < sizeof(data); off += 1000) {
+		cli.tcp_seq = 1 + off;
+		put(&c, &cli, data + off, 1000);
+	}
+	pg_close(c.w);
+	char *a1[] = { "--stream-depth", "1K",		 "-r",
+		       "depth.pcap",	 (char *)needle, NULL };
+	run_tspkt(&r, a1);
+	assert_non_null(strstr(r.out, " match stream-offset=100 "));
+	assert_non_null(strstr(r.out, " match offset=500 ")); /* 2500-2000 */
+	assert_int_equal(counter(r.err, "streams:", "depth-reached"), 1);
+	assert_int_equal(counter(r.err, "streams:", "matches"), 1);
+	child_result_free(&r);
+
+	/* out of order past a 1 KiB memcap: the last segments are dropped */
+	c = (struct capture){ .t_us = TS0_US };
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	cli.tcp_seq = 0;
+	cli.tcp_flags = TH_SYN;
+	put(&c, &cli, NULL, 0);
+	cli.tcp_flags = TH_PSH | TH_ACK;
+	for (int off = 2000; off >= 0; off -= 1000) {
+		cli.tcp_seq = 1 + (uint32_t)off;
+		put(&c, &cli, data + off, 1000);
+	}
+	pg_close(c.w);
+	char *a2[] = { "--stream-memcap", "1K",		  "-r",
+		       "depth.pcap",	  (char *)needle, NULL };
+	run_tspkt(&r, a2);
+	/* the first two came early and did not fit; the third is in order */
+	assert_int_equal(counter(r.err, "streams:", "memcap-drops"), 2);
+	assert_non_null(strstr(r.out, " match stream-offset=100 "));
+	assert_null(strstr(r.out, "2500"));
+	child_result_free(&r);
+	/* a bad size is refused with a reason */
+	char *a3[] = {
+		"--stream-memcap", "lots", "-r", "depth.pcap", "x", NULL
+	};
+	{
+		char *argv[8] = { tspkt_path };
+		struct child_spec spec = { .argv = argv,
+					   .cwd = dir,
+					   .capdir = dir };
+
+		for (int i = 0; a3[i]; i++)
+			argv[i + 1] = a3[i];
+		assert_int_equal(child_run(&spec, &r), 0);
+		assert_int_equal(WEXITSTATUS(r.status), 2);
+		assert_non_null(strstr(r.err, "bad --stream-memcap 'lots'"));
+		child_result_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -821,6 +900,7 @@ int main(void)
 		cmocka_unit_test(no_stream_is_per_packet),
 		cmocka_unit_test(stream_rules),
 		cmocka_unit_test(gaps),
+		cmocka_unit_test(depth_and_memcap),
 	};
 	const char *build = getenv("BUILD");
 	int ret;
