@@ -1011,12 +1011,14 @@ int main(void)
 		cmocka_unit_test(test_try_to_del_answers),
 		cmocka_unit_test(test_running_in_another_thread),
 		cmocka_unit_test(test_single_steps_across_wrap),
+		/* before the long random runs, which a wheel walking tick
+		 * by tick would take hours over */
+		cmocka_unit_test(test_hour_of_quiet),
+		cmocka_unit_test(test_million_rearms),
 		cmocka_unit_test(test_accuracy_hz100),
 		cmocka_unit_test(test_accuracy_hz250),
 		cmocka_unit_test(test_accuracy_hz300),
 		cmocka_unit_test(test_accuracy_hz1000),
-		cmocka_unit_test(test_hour_of_quiet),
-		cmocka_unit_test(test_million_rearms),
 		cmocka_unit_test(test_threads_stress),
 	};
 

@@ -267,13 +267,21 @@ static void collect(struct timer_base *base, unsigned long t)
 
 	for (lvl = 0; lvl < LVL_DEPTH; lvl++) {
 		unsigned int idx;
-		struct timer_list *timer;
+		struct timer_list *head, *timer;
 
 		if (t & (LVL_GRAN(lvl) - 1))
 			break;
 		idx = lvl * LVL_SIZE +
 		      (unsigned int)((t >> LVL_SHIFT(lvl)) & LVL_MASK);
-		while ((timer = base->lists[idx])) {
+		/* Taken off the wheel first, so that a timer placed again
+		 * can never be met twice here. */
+		head = base->lists[idx];
+		if (!head)
+			continue;
+		base->lists[idx] = NULL;
+		base->pending_map[lvl] &= ~(1ULL << (idx % LVL_SIZE));
+		head->ts_pprev = &head;
+		while ((timer = head)) {
 			list_del(base, timer);
 			if (time_after(timer->expires, t)) {
 				/* in order with the rest of the wheel */
