@@ -186,30 +186,13 @@ static unsigned int bucket_index(unsigned long expires, unsigned int lvl)
 	return lvl * LVL_SIZE + (unsigned int)(q & LVL_MASK);
 }
 
-/* Queue a timer that is not on any list, for timer->expires. */
-static void enqueue_timer(struct timer_base *base, struct timer_list *timer)
+/* Place a timer on the wheel for timer->expires, at or after the clock. */
+static void wheel_place(struct timer_base *base, struct timer_list *timer)
 {
-	unsigned long expires = timer->expires;
-	unsigned long now =
-		atomic_load_explicit(&base->jiffies, memory_order_relaxed);
-	unsigned long clk = base->clk;
-	unsigned long delta;
+	unsigned long expires = timer->expires, clk = base->clk;
+	unsigned long delta = expires - clk;
 	unsigned int lvl;
 
-	if (time_before_eq(clk, now)) {
-		/* A run is catching up from clk to now: what is due by now
-		 * runs at its end; the rest is placed once the clock is
-		 * past now, so its level is chosen from jiffies as for a
-		 * timer armed between runs. */
-		list_add(base, timer,
-			 time_after(expires, now) ? LIST_DEFERRED : LIST_LATE);
-		return;
-	}
-	if (time_before(expires, clk)) {
-		list_add(base, timer, LIST_DUE);
-		return;
-	}
-	delta = expires - clk;
 	if (delta >= WHEEL_TIMEOUT_CUTOFF) {
 		expires = clk + WHEEL_TIMEOUT_MAX;
 		lvl = LVL_DEPTH - 1;
@@ -217,6 +200,27 @@ static void enqueue_timer(struct timer_base *base, struct timer_list *timer)
 		lvl = level_for(delta);
 	}
 	list_add(base, timer, bucket_index(expires, lvl));
+}
+
+/* Queue a timer that is not on any list, for timer->expires. */
+static void enqueue_timer(struct timer_base *base, struct timer_list *timer)
+{
+	unsigned long now =
+		atomic_load_explicit(&base->jiffies, memory_order_relaxed);
+
+	if (time_before_eq(base->clk, now)) {
+		/* A run is catching up from clk to now: what is due by now
+		 * runs at its end; the rest is placed once the clock is
+		 * past now, so its level is chosen from jiffies as for a
+		 * timer armed between runs. */
+		list_add(base, timer,
+			 time_after(timer->expires, now) ? LIST_DEFERRED :
+							   LIST_LATE);
+	} else if (time_before(timer->expires, base->clk)) {
+		list_add(base, timer, LIST_DUE);
+	} else {
+		wheel_place(base, timer);
+	}
 }
 
 /* ---- running --------------------------------------------------------------
@@ -263,17 +267,26 @@ static void collect(struct timer_base *base, unsigned long t)
 
 	for (lvl = 0; lvl < LVL_DEPTH; lvl++) {
 		unsigned int idx;
-		struct timer_list *timer;
+		struct timer_list *head, *timer;
 
 		if (t & (LVL_GRAN(lvl) - 1))
 			break;
 		idx = lvl * LVL_SIZE +
 		      (unsigned int)((t >> LVL_SHIFT(lvl)) & LVL_MASK);
-		while ((timer = base->lists[idx])) {
+		/* Taken off the wheel first, so that a timer placed again
+		 * can never be met twice here. */
+		head = base->lists[idx];
+		if (!head)
+			continue;
+		base->lists[idx] = NULL;
+		base->pending_map[lvl] &= ~(1ULL << (idx % LVL_SIZE));
+		head->ts_pprev = &head;
+		while ((timer = head)) {
 			list_del(base, timer);
 			if (time_after(timer->expires, t)) {
+				/* in order with the rest of the wheel */
 				base->stats.requeued++;
-				enqueue_timer(base, timer);
+				wheel_place(base, timer);
 			} else {
 				list_add(base, timer, LIST_EXPIRING);
 			}
@@ -348,7 +361,7 @@ unsigned int timer_base_run(struct timer_base *base, unsigned long now)
 		struct timer_list *timer = base->lists[LIST_DEFERRED];
 
 		list_del(base, timer);
-		enqueue_timer(base, timer);
+		wheel_place(base, timer);
 	}
 	list_splice(base, LIST_LATE, LIST_EXPIRING);
 	ran += expire_timers(base);
