@@ -277,6 +277,7 @@ static void run_split(struct ts_config *conf, const char *text, unsigned int n,
 		assert_int_equal(ctx.stats.overlaps, 0);
 	}
 	assert_null(d.held);
+	assert_null(d.tail);
 	assert_int_equal(ctx.mem_used, 0);
 	reasm_dir_free(&ctx, &d);
 	sink_done(&k);
@@ -803,7 +804,7 @@ static void test_policy_names(void **state)
 	assert_int_equal(p, REASM_POLICY_SOLARIS);
 	assert_string_equal(reasm_policy_name(REASM_POLICY_BSD), "bsd");
 	assert_int_equal(reasm_policy_parse("vista", &p), -1);
-	assert_true(sizeof(struct reasm_dir) <= 40);
+	assert_true(sizeof(struct reasm_dir) <= 48);
 }
 
 int main(void)
