@@ -3,8 +3,9 @@
 # derivative), skipping what is already there.  Safe to run again.
 #
 #   scripts/install-deps.sh          build + test needs (libpcap for tspkt;
-#                                    ngrep and tcpdump, which its tests
-#                                    compare against)
+#                                    ngrep, tcpdump and tshark, which its
+#                                    tests compare against: tshark for TCP
+#                                    reassembly, `tshark -z follow,tcp,raw`)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #   scripts/install-deps.sh --ci     what .ci/run needs: --fuzz's, and
 #                                    clang-format for make format-check
@@ -13,7 +14,8 @@
 #                                    runs without them and says so)
 set -eu
 
-need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump"
+need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump
+      tshark"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
 --ci) need="$need clang libclang-rt-14-dev clang-format" ;;

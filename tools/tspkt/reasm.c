@@ -90,6 +90,7 @@ static void drop_held(struct reasm_ctx *ctx, struct reasm_dir *d)
 	struct reasm_seg *s = d->held;
 
 	d->held = NULL;
+	d->tail = NULL;
 	d->held_bytes = 0;
 	while (s) {
 		struct reasm_seg *next = s->next;
@@ -206,6 +207,8 @@ static int drain(struct reasm_ctx *ctx, struct reasm_dir *d,
 		int rc;
 
 		d->held = s->next;
+		if (!d->held)
+			d->tail = NULL;
 		d->held_bytes -= s->len;
 		rc = deliver(ctx, d, c, s->data, s->len);
 		seg_free(ctx, s);
@@ -268,12 +271,8 @@ int reasm_close(struct reasm_ctx *ctx, struct reasm_dir *d,
 
 	if (!(d->flags & REASM_F_STARTED) || (d->flags & REASM_F_CLOSED))
 		return 0;
-	if (d->held) {
-		struct reasm_seg *last = d->held;
-
-		while (last->next)
-			last = last->next;
-		rc = skip_to(ctx, d, c, last->off + last->len);
+	if (d->tail) {
+		rc = skip_to(ctx, d, c, d->tail->off + d->tail->len);
 		if (rc)
 			return rc;
 	}
@@ -320,6 +319,9 @@ static void insert(struct reasm_ctx *ctx, struct reasm_dir *d, uint64_t s,
 	struct reasm_seg **pp = &d->held, *q;
 	uint64_t pos = s, need = 0;
 
+	/* past the last run, as while a hole waits: no walk */
+	if (d->tail && d->tail->off + d->tail->len <= s)
+		pp = &d->tail->next;
 	while (*pp && (*pp)->off + (*pp)->len <= s)
 		pp = &(*pp)->next;
 	/* what filling the holes costs, before changing anything */
@@ -372,6 +374,8 @@ static void insert(struct reasm_ctx *ctx, struct reasm_dir *d, uint64_t s,
 		if (n) {
 			n->next = *pp;
 			*pp = n;
+			if (!n->next)
+				d->tail = n;
 			d->held_bytes += n->len;
 			r->new_bytes += n->len;
 		} else {

@@ -16,7 +16,7 @@
  * matrix, see reasm_policy); data overlapping what was already delivered
  * is cut off (the stream never takes back a byte).
  *
- * Memory: struct reasm_dir is 40 bytes and allocates nothing while no
+ * Memory: struct reasm_dir is 48 bytes and allocates nothing while no
  * out-of-order data is held; each held run costs its bytes plus a 32-byte
  * header, counted in reasm_ctx.mem_used.
  *
@@ -124,6 +124,7 @@ struct reasm_seg;
 /* One direction; all zero (reasm_dir_init) until its first segment. */
 struct reasm_dir {
 	struct reasm_seg *held; /* out-of-order runs by offset, disjoint */
+	struct reasm_seg *tail; /* the last of them */
 	uint64_t next_off;	/* stream offset of the next expected byte */
 	uint64_t fin_off;	/* stream offset of the FIN (REASM_F_FIN) */
 	uint32_t base_seq;	/* sequence number of stream offset 0 */
