@@ -892,6 +892,108 @@ static void depth_and_memcap(void **unused)
 	}
 }
 
+/* Ports of every frame of @path, in order, into @ports (IPv4 TCP/UDP
+ * over Ethernet, as pcapgen writes them); returns how many. */
+static unsigned int frame_ports(const char *path, uint16_t *ports,
+				unsigned int max)
+{
+	char ebuf[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, ebuf);
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	unsigned int n = 0;
+
+	if (!p)
+		fail_msg("%s: %s", path, ebuf);
+	while (pcap_next_ex(p, &h, &d) == 1 && n < max) {
+		unsigned int ihl = (d[14] & 15u) * 4;
+		bool later = ((d[14 + 6] & 0x1f) << 8 | d[14 + 7]) != 0;
+
+		/* a later fragment has no ports: 0 */
+		ports[n++] =
+			later ? 0 :
+				(uint16_t)(d[14 + ihl] << 8 | d[14 + ihl + 1]);
+	}
+	pcap_close(p);
+	return n;
+}
+
+/* -w --write-flows: every frame of each flow that matched, both ways,
+ * before the match too, IP fragments included, none of the others. */
+static void write_flows(void **unused)
+{
+	struct capture c = { .t_us = TS0_US };
+	struct pg_flow a = pg_flow_tcp4, b = pg_flow_tcp4, u = pg_flow_udp4;
+	struct pg_frame *fr = malloc(4 * sizeof(*fr));
+	static uint8_t big[2000];
+	const unsigned int cuts[] = { 1000 };
+	uint16_t ports[64];
+	struct child_result r;
+	char cap[4200], out[4200];
+	unsigned int n, i, na = 0, nu = 0, nfrag = 0;
+
+	(void)unused;
+	assert_non_null(fr);
+	snprintf(cap, sizeof(cap), "%s/flows.pcap", dir);
+	snprintf(out, sizeof(out), "%s/flows-out.pcap", dir);
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	a.sport = 50001, b.sport = 50002, u.sport = 50003;
+	/* a: handshake, two data segments, the needle cut across them */
+	a.tcp_flags = TH_SYN;
+	a.tcp_seq = 10;
+	put(&c, &a, NULL, 0);
+	b.tcp_flags = TH_SYN;
+	b.tcp_seq = 20;
+	put(&c, &b, NULL, 0);
+	a.tcp_flags = TH_PSH | TH_ACK;
+	a.tcp_seq = 11;
+	put(&c, &a, "hello CROSS-SEG", 15);
+	b.tcp_flags = TH_PSH | TH_ACK;
+	b.tcp_seq = 21;
+	put(&c, &b, "nothing here", 12);
+	a.tcp_seq = 26;
+	put(&c, &a, "MENT-NEEDLE bye", 15);
+	/* u: a datagram in two fragments, the needle in the second */
+	memset(big, 'u', sizeof(big));
+	memcpy(big + 1500, needle, NLEN);
+	n = pg_build_fragments(fr, &u, big, sizeof(big), cuts, 1, 77);
+	for (i = 0; i < n; i++) {
+		pg_write(c.w, &fr[i], c.t_us, 0);
+		c.t_us += 10;
+		c.frame++;
+	}
+	u.sport = 50003;
+	put(&c, &u, "after", 5); /* the same flow, later */
+	put(&c, &b, "still nothing", 13);
+	pg_close(c.w);
+	char *args[] = { "-w", out,	     "--write-flows",
+			 "-r", "flows.pcap", (char *)needle,
+			 NULL };
+	run_tspkt(&r, args);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	assert_non_null(
+		strstr(r.err, "tspkt: write-flows: flows=2 frames=6\n"));
+	child_result_free(&r);
+	n = frame_ports(out, ports, 64);
+	assert_int_equal(n, 6);
+	for (i = 0; i < n; i++) {
+		if (ports[i] == 50001)
+			na++;
+		else if (ports[i] == 50003)
+			nu++;
+		else if (ports[i] == 0)
+			nfrag++;
+		else
+			fail_msg("frame %u of another flow (port %u)", i,
+				 ports[i]);
+	}
+	assert_int_equal(na, 3);
+	assert_int_equal(nu, 2);
+	assert_int_equal(nfrag, 1);
+	free(fr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(stream_rules),
 		cmocka_unit_test(gaps),
 		cmocka_unit_test(depth_and_memcap),
+		cmocka_unit_test(write_flows),
 	};
 	const char *build = getenv("BUILD");
 	int ret;

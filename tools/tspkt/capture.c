@@ -29,6 +29,7 @@
 #include "decode.h"
 #include "defrag.h"
 #include "output.h"
+#include "flow.h"
 #include "pool.h"
 #include "tcpstream.h"
 #include "tspkt.h"
@@ -831,6 +832,137 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	if (rc < 0)
 		return -1;
 	return interrupted ? 1 : 0;
+}
+
+/* ---- --write-flows: the second pass ------------------------------------- */
+
+/* The first fragment of a matching flow's datagram: its later fragments
+ * (without ports) are told by these. */
+struct frag_id {
+	int family;
+	uint8_t src[16], dst[16];
+	uint32_t id;
+};
+
+static bool frag_id_same(const struct frag_id *a, const struct pkt_meta *m,
+			 uint32_t id)
+{
+	size_t al = m->family == 6 ? 16 : 4;
+
+	return a->family == m->family && a->id == id &&
+	       !memcmp(a->src, m->src, al) && !memcmp(a->dst, m->dst, al);
+}
+
+/* Whether the frame at @data belongs to a flow of @set; a first fragment
+ * of one is remembered in @ids so that its other fragments follow. */
+static bool frame_in_flows(int linktype, const struct pcap_pkthdr *h,
+			   const u_char *data, const struct flow_keyset *set,
+			   struct frag_id **ids, size_t *nids, size_t *capids)
+{
+	struct pkt_meta meta;
+	struct ip_frag_info frag;
+	struct sk_buff skb;
+	unsigned int l3off, len;
+	const char *why;
+	struct flow_key k;
+	int dir;
+	size_t i;
+
+	if (!pkt_decode_headers(linktype, data, h->caplen, &meta, &frag, &l3off,
+				&why))
+		return false;
+	if (frag.is_fragment && frag.offset) {
+		for (i = 0; i < *nids; i++)
+			if (frag_id_same(&(*ids)[i], &meta, frag.id))
+				return true;
+		return false;
+	}
+	len = l3off + meta.net_len;
+	if (len > h->caplen || len > 65535)
+		return false;
+	/* only read: the cast is for the buffer type */
+	pkt_skb_wrap(&skb, (uint8_t *)(uintptr_t)data, len, l3off, meta.family,
+		     0);
+	pkt_decode_transport(&skb, &meta);
+	if (!meta.has_transport || (meta.l4proto != 6 && meta.l4proto != 17))
+		return false;
+	flow_key_make(&k, meta.family, meta.l4proto, meta.src, meta.dst,
+		      meta.sport, meta.dport, &dir);
+	if (!flow_keyset_has(set, &k))
+		return false;
+	if (frag.is_fragment) {
+		if (*nids == *capids) {
+			size_t cap = *capids ? 2 * *capids : 16;
+			struct frag_id *v = realloc(*ids, cap * sizeof(*v));
+
+			if (!v)
+				return true; /* its later fragments are lost */
+			*ids = v;
+			*capids = cap;
+		}
+		(*ids)[*nids] = (struct frag_id){ .family = meta.family,
+						  .id = frag.id };
+		memcpy((*ids)[*nids].src, meta.src, 16);
+		memcpy((*ids)[*nids].dst, meta.dst, 16);
+		(*nids)++;
+	}
+	return true;
+}
+
+int capture_write_flows(const struct tspkt_opts *o,
+			const struct flow_keyset *set, uint64_t *written,
+			char *err, size_t errlen)
+{
+	char ebuf[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(o->read_file, ebuf);
+	struct bpf_program prog;
+	pcap_dumper_t *dumper;
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	struct frag_id *ids = NULL;
+	size_t nids = 0, capids = 0;
+	int rc;
+
+	*written = 0;
+	if (!p) {
+		snprintf(err, errlen, "%s: %s", o->read_file, ebuf);
+		return -1;
+	}
+	if (o->filter) {
+		if (pcap_compile(p, &prog, o->filter, 1,
+				 PCAP_NETMASK_UNKNOWN) ||
+		    pcap_setfilter(p, &prog)) {
+			snprintf(err, errlen, "%s: %s", o->filter,
+				 pcap_geterr(p));
+			pcap_close(p);
+			return -1;
+		}
+		pcap_freecode(&prog);
+	}
+	dumper = pcap_dump_open(p, o->write_file);
+	if (!dumper) {
+		snprintf(err, errlen, "%s", pcap_geterr(p));
+		pcap_close(p);
+		return -1;
+	}
+	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
+		if (frame_in_flows(pcap_datalink(p), h, data, set, &ids, &nids,
+				   &capids)) {
+			pcap_dump((u_char *)dumper, h, data);
+			(*written)++;
+		}
+	}
+	free(ids);
+	rc = rc == PCAP_ERROR_BREAK ? 0 : -1;
+	if (rc)
+		snprintf(err, errlen, "%s: %s", o->read_file, pcap_geterr(p));
+	if (pcap_dump_flush(dumper) || ferror(pcap_dump_file(dumper))) {
+		snprintf(err, errlen, "%s: write error", o->write_file);
+		rc = -1;
+	}
+	pcap_dump_close(dumper);
+	pcap_close(p);
+	return rc;
 }
 
 void capture_set_clock(struct capture *c, struct pkt_clock *clock)

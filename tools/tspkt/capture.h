@@ -54,6 +54,14 @@ unsigned int capture_snaplen(const struct capture *c);
 struct pkt_clock;
 void capture_set_clock(struct capture *c, struct pkt_clock *clock);
 
+/* --write-flows: read the capture file again and write to -w every frame
+ * of the flows in @set (TCP and UDP, both directions, IP fragments too),
+ * as captured; *@written counts them.  0, or -1 with a message. */
+struct flow_keyset;
+int capture_write_flows(const struct tspkt_opts *o,
+			const struct flow_keyset *set, uint64_t *written,
+			char *err, size_t errlen);
+
 /* Follow TCP streams with @tcp (tcpstream.h): the reader hands it every
  * TCP datagram, and prints its records. */
 struct tcpstream;

@@ -89,6 +89,20 @@ static struct sk_buff *keep_for_write(struct sk_buff *skb)
 	return copy;
 }
 
+/* --write-flows: the flow a matching datagram belongs to (TCP and UDP;
+ * a datagram without ports has none). */
+static void flow_of(const struct pkt_info *info, struct pkt_result *r)
+{
+	const struct pkt_meta *m = &info->meta;
+	int dir;
+
+	if (!m->has_transport || (m->l4proto != 6 && m->l4proto != 17))
+		return;
+	flow_key_make(&r->key, m->family, m->l4proto, m->src, m->dst, m->sport,
+		      m->dport, &dir);
+	r->has_key = true;
+}
+
 static int by_rule_then_offset(const void *a, const void *b)
 {
 	const struct rule_hit *x = a, *y = b;
@@ -154,10 +168,12 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 		if (print)
 			r->text = format_match(o->json, skb, info, hits, nhits,
 					       &r->text_len);
-		if (o->write_file && r->classes && (!print || r->text))
+		if (o->write_flows)
+			flow_of(info, r);
+		else if (o->write_file && r->classes && (!print || r->text))
 			r->skb = keep_for_write(skb);
 		if ((print && !r->text) || !r->classes ||
-		    (o->write_file && !r->skb)) {
+		    (o->write_file && !o->write_flows && !r->skb)) {
 			fprintf(stderr,
 				TSPKT_PROG ": out of memory: frame %llu "
 					   "not printed\n",

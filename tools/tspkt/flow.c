@@ -286,9 +286,9 @@ static uint64_t load32(const uint8_t *p)
 
 /* Whole words only: the hash and the compare then read what was written
  * whole, without a stall on bytes stored apart. */
-static void make_key(struct flow_key *k, int family, uint8_t proto,
-		     const uint8_t *src, const uint8_t *dst, uint16_t sport,
-		     uint16_t dport, int *dir)
+void flow_key_make(struct flow_key *k, int family, uint8_t proto,
+		   const uint8_t *src, const uint8_t *dst, uint16_t sport,
+		   uint16_t dport, int *dir)
 {
 	uint64_t s0, s1, d0, d1;
 	bool swap;
@@ -322,7 +322,7 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 	struct flow *f;
 	size_t h;
 
-	make_key(&k, family, proto, src, dst, sport, dport, dir);
+	flow_key_make(&k, family, proto, src, dst, sport, dport, dir);
 	h = flow_hash(t, &k);
 	for (f = t->bucket[h]; f; f = f->hnext)
 		if (key_equal(&f->key, &k))
@@ -423,4 +423,99 @@ void flow_table_free(struct flow_table *t)
 const struct flow_stats *flow_table_stats(const struct flow_table *t)
 {
 	return &t->stats;
+}
+
+/* ---- a set of keys ---------------------------------------------------------- */
+
+/* Open addressing, grown at half full; keys are never removed. */
+struct flow_keyset {
+	struct flow_key *v;
+	bool *used;
+	size_t mask, n;
+};
+
+static size_t keyset_slot(const struct flow_keyset *s, const struct flow_key *k)
+{
+	uint64_t h = 0;
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ key_tail(k)) * 0x9e3779b97f4a7c15ULL;
+	return (size_t)mix64(h) & s->mask;
+}
+
+struct flow_keyset *flow_keyset_new(void)
+{
+	struct flow_keyset *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->mask = 63;
+	s->v = calloc(s->mask + 1, sizeof(*s->v));
+	s->used = calloc(s->mask + 1, sizeof(*s->used));
+	if (!s->v || !s->used) {
+		flow_keyset_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+bool flow_keyset_has(const struct flow_keyset *s, const struct flow_key *k)
+{
+	for (size_t i = keyset_slot(s, k);; i = (i + 1) & s->mask) {
+		if (!s->used[i])
+			return false;
+		if (key_equal(&s->v[i], k))
+			return true;
+	}
+}
+
+static void keyset_put(struct flow_keyset *s, const struct flow_key *k)
+{
+	size_t i = keyset_slot(s, k);
+
+	while (s->used[i])
+		i = (i + 1) & s->mask;
+	s->v[i] = *k;
+	s->used[i] = true;
+	s->n++;
+}
+
+int flow_keyset_add(struct flow_keyset *s, const struct flow_key *k)
+{
+	if (flow_keyset_has(s, k))
+		return 0;
+	if (2 * (s->n + 1) > s->mask + 1) {
+		struct flow_keyset big = { .mask = 2 * s->mask + 1 };
+
+		big.v = calloc(big.mask + 1, sizeof(*big.v));
+		big.used = calloc(big.mask + 1, sizeof(*big.used));
+		if (!big.v || !big.used) {
+			free(big.v);
+			free(big.used);
+			return -1;
+		}
+		for (size_t i = 0; i <= s->mask; i++)
+			if (s->used[i])
+				keyset_put(&big, &s->v[i]);
+		free(s->v);
+		free(s->used);
+		*s = big;
+	}
+	keyset_put(s, k);
+	return 0;
+}
+
+size_t flow_keyset_count(const struct flow_keyset *s)
+{
+	return s->n;
+}
+
+void flow_keyset_free(struct flow_keyset *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	free(s->used);
+	free(s);
 }

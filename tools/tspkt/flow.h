@@ -151,4 +151,19 @@ void flow_close(struct flow_table *t, struct flow *f, enum flow_end why);
 
 const struct flow_stats *flow_table_stats(const struct flow_table *t);
 
+/* The key of a packet from @src:@sport to @dst:@dport, as the table makes
+ * it (*@dir as flow_lookup() sets it). */
+void flow_key_make(struct flow_key *k, int family, uint8_t proto,
+		   const uint8_t *src, const uint8_t *dst, uint16_t sport,
+		   uint16_t dport, int *dir);
+
+/* A set of flow keys (the flows that matched, for --write-flows). */
+struct flow_keyset;
+struct flow_keyset *flow_keyset_new(void);
+/* 0, or -1 when out of memory (the key is then not added). */
+int flow_keyset_add(struct flow_keyset *s, const struct flow_key *k);
+bool flow_keyset_has(const struct flow_keyset *s, const struct flow_key *k);
+size_t flow_keyset_count(const struct flow_keyset *s);
+void flow_keyset_free(struct flow_keyset *s);
+
 #endif

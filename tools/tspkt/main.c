@@ -101,6 +101,8 @@ static void help(void)
 	      "or solaris (bsd)\n"
 	      "      --no-midstream        only TCP connections whose "
 	      "handshake is seen\n"
+	      "      --write-flows         -w gets every packet of the "
+	      "flows that matched\n"
 	      "  -h, --help                this help\n"
 	      "  -V, --version             print the version\n"
 	      "\n"
@@ -219,6 +221,7 @@ enum {
 	OPT_DEPTH,
 	OPT_POLICY,
 	OPT_NO_MIDSTREAM,
+	OPT_WRITE_FLOWS,
 };
 
 static const struct option long_opts[] = {
@@ -252,6 +255,7 @@ static const struct option long_opts[] = {
 	{ "stream-depth", required_argument, NULL, OPT_DEPTH },
 	{ "overlap-policy", required_argument, NULL, OPT_POLICY },
 	{ "no-midstream", no_argument, NULL, OPT_NO_MIDSTREAM },
+	{ "write-flows", no_argument, NULL, OPT_WRITE_FLOWS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -416,6 +420,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		case OPT_NO_MIDSTREAM:
 			cl->so.midstream = false;
 			break;
+		case OPT_WRITE_FLOWS:
+			o->write_flows = true;
+			break;
 		case 'h':
 			help();
 			break;
@@ -464,6 +471,15 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 	}
 	if (o->iface)
 		o->line_buffered = true;
+	if (o->write_flows &&
+	    (!o->write_file || !o->read_file || !strcmp(o->read_file, "-"))) {
+		fprintf(stderr,
+			TSPKT_PROG ": --write-flows writes to -w FILE the "
+				   "flows that matched, reading the capture "
+				   "again: it needs -w and -r FILE (not -i, "
+				   "not standard input)\n");
+		bail(cl, false);
+	}
 	for (size_t i = 0; cl->no_stream && i < o->rules.n; i++) {
 		if (o->rules.v[i].layer == LAYER_STREAM) {
 			fprintf(stderr,
@@ -730,6 +746,22 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);
 		status = 2;
+	}
+	if (o->write_flows && rc >= 0) {
+		uint64_t n;
+
+		if (capture_write_flows(o, output_matched_flows(out), &n, err,
+					sizeof(err))) {
+			fprintf(stderr, TSPKT_PROG ": --write-flows: %s\n",
+				err);
+			status = 2;
+		} else if (!o->quiet) {
+			fprintf(stderr,
+				TSPKT_PROG ": write-flows: flows=%zu "
+					   "frames=%llu\n",
+				flow_keyset_count(output_matched_flows(out)),
+				(unsigned long long)n);
+		}
 	}
 	if (!o->quiet)
 		print_counters(cap, d, b, out, o, tcp, cl.so.hz);

@@ -37,7 +37,8 @@ struct output {
 	atomic_bool stop;
 	pcap_t *dead; /* -w */
 	pcap_dumper_t *dumper;
-	uint8_t *frame_buf; /* a frame rebuilt for -w */
+	uint8_t *frame_buf;	   /* a frame rebuilt for -w */
+	struct flow_keyset *flows; /* --write-flows: the matches' flows */
 	bool locks_ready;
 };
 
@@ -63,7 +64,12 @@ struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
 	if (!out->ring || !out->ready || !out->class_counts)
 		goto nomem;
 	atomic_init(&out->stop, false);
-	if (o->write_file) {
+	if (o->write_flows) {
+		/* -w is written by a second pass over the capture */
+		out->flows = flow_keyset_new();
+		if (!out->flows)
+			goto nomem;
+	} else if (o->write_file) {
 		out->frame_buf = malloc(FRAME_MAX);
 		if (!out->frame_buf)
 			goto nomem;
@@ -181,6 +187,11 @@ static void emit(struct output *out, struct pkt_result *r)
 			if (o->line_buffered)
 				fflush(stdout);
 		}
+		if (out->flows && r->has_key &&
+		    flow_keyset_add(out->flows, &r->key))
+			fprintf(stderr, TSPKT_PROG ": out of memory: a "
+						   "matching flow is not "
+						   "written\n");
 		if (out->dumper && r->skb) {
 			dump_datagram(out, r->skb);
 			if (o->line_buffered)
@@ -237,6 +248,11 @@ void output_submit_list(struct output *out, struct pkt_result *r, size_t n)
 void output_submit(struct output *out, struct pkt_result *r)
 {
 	output_submit_list(out, r, 1);
+}
+
+const struct flow_keyset *output_matched_flows(struct output *out)
+{
+	return out->flows;
 }
 
 bool output_should_stop(struct output *out)
@@ -315,6 +331,7 @@ void output_free(struct output *out)
 		pcap_dump_close(out->dumper);
 	if (out->dead)
 		pcap_close(out->dead);
+	flow_keyset_free(out->flows);
 	if (out->locks_ready) {
 		pthread_mutex_destroy(&out->mu);
 		pthread_cond_destroy(&out->cv);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flow.h"
 #include "tspkt.h"
 
 struct output;
@@ -26,6 +27,9 @@ struct pkt_result {
 	/* not a datagram: a TCP stream's record (tcpstream.h), a match
 	 * decided at a flow's end or a --json gap or flow line */
 	bool record;
+	/* --write-flows: the flow of a match (TCP and UDP) */
+	bool has_key;
+	struct flow_key key;
 };
 
 /* @linktype/@snaplen: the capture's, for -w.  NULL with a message in
@@ -40,6 +44,10 @@ void output_submit(struct output *out, struct pkt_result *r);
 
 /* output_submit() for @n results under one lock (a worker's batch). */
 void output_submit_list(struct output *out, struct pkt_result *r, size_t n);
+
+/* --write-flows: the flows of the matches so far (capture order, up to
+ * -n), which capture_write_flows() writes once the capture is read. */
+const struct flow_keyset *output_matched_flows(struct output *out);
 
 /* -n / -q reached: the capture loop stops reading. */
 bool output_should_stop(struct output *out);

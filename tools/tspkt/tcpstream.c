@@ -287,6 +287,8 @@ static void match_record(struct tcpstream *ts, struct sdir *d,
 		return;
 	}
 	r->classes[hit->rule->class_idx] = 1;
+	r->has_key = true;
+	r->key = d->flow->key;
 }
 
 static void gap_record(struct tcpstream *ts, struct sdir *d, uint64_t offset,

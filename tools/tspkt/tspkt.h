@@ -34,6 +34,7 @@ struct tspkt_opts {
 	bool promisc;		/* not with -p */
 	int verbose;		/* -v: report malformed frames */
 	const char *write_file; /* -w */
+	bool write_flows;	/* --write-flows: -w gets whole flows */
 	unsigned int snaplen;	/* -s, for -i */
 	uint64_t max_matches;	/* -n; 0: no limit */
 };
