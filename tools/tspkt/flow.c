@@ -36,7 +36,8 @@ struct flow_table {
 	struct flow_timeouts to;
 	struct flow_ops ops;
 	void *arg;
-	unsigned long hz; /* the base's, read once */
+	unsigned long hz;	  /* the base's, read once */
+	const unsigned long *now; /* the owner's jiffies, or NULL */
 	bool ending_all;
 	struct flow *busy; /* its end runs from flow_packet() */
 	struct flow_stats stats;
@@ -207,6 +208,18 @@ static unsigned int flow_timeout(const struct flow_table *t,
 	return f->state == FLOW_NEW ? t->to.udp_new : t->to.udp_established;
 }
 
+/* Jiffies, from the owner's copy when it keeps one (a read of the
+ * thread's base costs a call per packet). */
+static unsigned long flow_now(const struct flow_table *t)
+{
+	return t->now ? *t->now : jiffies;
+}
+
+void flow_table_set_now(struct flow_table *t, const unsigned long *now)
+{
+	t->now = now;
+}
+
 /* When the flow's state says it times out, from its last packet. */
 static unsigned long flow_deadline(const struct flow_table *t,
 				   const struct flow *f)
@@ -340,7 +353,7 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 	}
 	f->key = k;
 	f->table = t;
-	f->moved_j = jiffies;
+	f->moved_j = flow_now(t);
 	timer_setup(&f->timer, flow_expire, 0);
 	f->hnext = t->bucket[h];
 	t->bucket[h] = f;
@@ -360,7 +373,7 @@ enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
 		f->init_dir = (uint8_t)dir;
 	f->packets++;
 	f->bytes += bytes;
-	f->last_j = jiffies;
+	f->last_j = flow_now(t);
 	/* the eviction order, to the second: moving a flow touches its
 	 * neighbours, so a busy flow moves once a second, not per packet */
 	if (t->newest != f && f->last_j - f->moved_j >= t->hz) {

@@ -149,6 +149,10 @@ enum flow_state flow_packet(struct flow_table *t, struct flow *f, int dir,
  * is running, which then ends it). */
 void flow_close(struct flow_table *t, struct flow *f, enum flow_end why);
 
+/* Read the time of packets from *@now (the owner's copy of the base's
+ * jiffies, kept up to date as it runs the base) instead of the base. */
+void flow_table_set_now(struct flow_table *t, const unsigned long *now);
+
 const struct flow_stats *flow_table_stats(const struct flow_table *t);
 
 /* The key of a packet from @src:@sport to @dst:@dport, as the table makes

@@ -573,6 +573,7 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	flow_table_set_now(ts->flows, &clock->last);
 	return ts;
 fail:
 	tcpstream_free(ts);
