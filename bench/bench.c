@@ -9,6 +9,7 @@
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
  *         [--blocks-only] [--sets | --sets-only] [--stream | --stream-only]
+ *         [--timers | --timers-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -25,6 +26,7 @@
 #include "bench_blocks.h"
 #include "bench_sets.h"
 #include "bench_stream.h"
+#include "bench_timer.h"
 #include "bench_util.h"
 
 #include <errno.h>
@@ -82,6 +84,8 @@ static int sets, sets_only;
 /* --stream: the push-mode stream tables too (bench_stream.c);
  * --stream-only: just them */
 static int streams, streams_only;
+/* --timers: the timer table too (bench_timer.c); --timers-only: just it */
+static int timers, timers_only;
 static double budget; /* seconds of timing per cell, at most */
 static int max_reps;
 
@@ -1186,12 +1190,17 @@ int main(int argc, char **argv)
 			streams = 1;
 		else if (!strcmp(argv[i], "--stream-only"))
 			streams = streams_only = 1;
+		else if (!strcmp(argv[i], "--timers"))
+			timers = 1;
+		else if (!strcmp(argv[i], "--timers-only"))
+			timers = timers_only = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
 				"[--tsgrep PATH] [--algos \"a b\"] "
 				"[--blocks-only] [--sets | --sets-only] "
-				"[--stream | --stream-only]\n",
+				"[--stream | --stream-only] "
+				"[--timers | --timers-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1237,6 +1246,8 @@ int main(int argc, char **argv)
 		print_load("at end");
 		return wrong;
 	}
+	if (timers_only)
+		return bench_timer(quick);
 	if (streams_only) {
 		wrong = bench_stream(buf, corpus_len, quick);
 		print_load("at end");
@@ -1262,6 +1273,8 @@ int main(int argc, char **argv)
 		wrong |= bench_sets(buf, corpus_len, quick);
 	if (streams)
 		wrong |= bench_stream(buf, corpus_len, quick);
+	if (timers)
+		wrong |= bench_timer(quick);
 	printf("\n");
 	print_load("at end");
 	printf("bench: %.0f s%s\n", bench_wall() - t0,
