@@ -699,7 +699,8 @@ static void receive_frame(struct capture *c, const struct pcap_pkthdr *h,
 	info->meta = meta;
 	info->shits = NULL;
 	info->nshits = 0;
-	if (c->tcp && meta.l4proto == IPPROTO_TCP) {
+	if (c->tcp &&
+	    (meta.l4proto == IPPROTO_TCP || meta.l4proto == IPPROTO_UDP)) {
 		size_t cap = 0;
 
 		pkt_decode_transport(skb, &info->meta);

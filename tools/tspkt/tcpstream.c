@@ -596,8 +596,19 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 	enum flow_state state;
 	int dir;
 
-	if (meta->l4proto != IPPROTO_TCP || !meta->has_transport ||
-	    skb->transport_header == SKB_HEADER_UNSET)
+	if (!meta->has_transport || skb->transport_header == SKB_HEADER_UNSET)
+		return;
+	if (meta->l4proto == IPPROTO_UDP) {
+		/* a flow too (its time-outs, its record), without a stream */
+		f = flow_lookup(ts->flows, meta->family, IPPROTO_UDP, meta->src,
+				meta->dst, meta->sport, meta->dport, &dir);
+		if (f) {
+			f->last_ts = ts_ns;
+			flow_packet(ts->flows, f, dir, meta->net_len, 0);
+		}
+		return;
+	}
+	if (meta->l4proto != IPPROTO_TCP)
 		return;
 	ts->st.segments++;
 	toff = (unsigned int)skb_transport_offset(skb);

@@ -71,7 +71,8 @@ struct tcpstream *tcpstream_new(const struct tspkt_opts *o,
 
 /*
  * A datagram in capture order (after IP reassembly; its transport header
- * found by pkt_decode_transport()); only TCP is looked at.  The stream
+ * found by pkt_decode_transport()); TCP and UDP have flows, TCP streams
+ * too.  The stream
  * occurrences its bytes complete are appended to *@hits (a heap array of
  * *@cap, grown as needed) and *@nhits; meta->in_stream says whether its
  * payload went to its stream (else, past --stream-depth or in a flow not
