@@ -994,6 +994,42 @@ static void write_flows(void **unused)
 	free(fr);
 }
 
+/* UDP conversations are flows too: a record each at the end (samples/:
+ * DNS, and two datagrams sent in fragments), the TCP ones ended by FIN. */
+static void udp_flows(void **unused)
+{
+	const char *src = getenv("TSPKT_SAMPLES");
+	char rel[4096], abs[PATH_MAX];
+	struct child_result r;
+	const char *p;
+	unsigned int udp = 0, tcp_fin = 0;
+
+	(void)unused;
+	snprintf(rel, sizeof(rel), "%s/http.pcap", src ? src : "samples");
+	if (!realpath(rel, abs))
+		fail_msg("%s: %s", rel, strerror(errno));
+	char *args[] = { "--json", "-r", abs, "funky-chicken", NULL };
+	run_tspkt(&r, args);
+	for (p = r.out; (p = strstr(p, "{\"type\":\"flow\"")); p++) {
+		const char *eol = strchr(p, '\n');
+		char *line = strndup(p, (size_t)(eol - p));
+
+		assert_non_null(line);
+		if (strstr(line, "\"proto\":\"UDP\"")) {
+			assert_non_null(strstr(line, "\"reason\":\"end-of-"
+						     "capture\""));
+			udp++;
+		} else if (strstr(line, "\"reason\":\"fin\"")) {
+			tcp_fin++;
+		}
+		free(line);
+	}
+	assert_int_equal(udp, 3);
+	assert_int_equal(tcp_fin, 3);
+	assert_int_equal(counter(r.err, "flows:", "created"), 6);
+	child_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1004,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(gaps),
 		cmocka_unit_test(depth_and_memcap),
 		cmocka_unit_test(write_flows),
+		cmocka_unit_test(udp_flows),
 	};
 	const char *build = getenv("BUILD");
 	int ret;
