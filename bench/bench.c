@@ -24,6 +24,7 @@
 
 #include "bench_blocks.h"
 #include "bench_sets.h"
+#include "bench_utf8.h"
 #include "bench_util.h"
 
 #include <errno.h>
@@ -985,8 +986,8 @@ static void print_targets(void)
 
 /* Runs argv with stdout read back; returns wall seconds, or -1, and
  * stores the child's CPU seconds (user + system) in *cpu. */
-static double run_process(char *const argv[], char *out, size_t outsz,
-			  double *cpu)
+double bench_run_process(char *const argv[], char *out, size_t outsz,
+			 double *cpu)
 {
 	struct rusage ru;
 	int fds[2], status;
@@ -1087,9 +1088,9 @@ static void processes(const char *file, const char *tsgrep)
 				argv[n++] = (char *)file;
 				argv[n] = NULL;
 				for (i = 0; i < runs && ok; i++) {
-					times[i] = run_process(argv, out,
-							       sizeof(out),
-							       &cpus[i]);
+					times[i] = bench_run_process(
+						argv, out, sizeof(out),
+						&cpus[i]);
 					ok = times[i] >= 0;
 				}
 				if (!ok) {
@@ -1244,6 +1245,7 @@ int main(int argc, char **argv)
 		write_corpus(file);
 		processes(file, tsgrep);
 	}
+	wrong |= bench_utf8(buf, corpus_len, file, quick);
 	if (sets)
 		wrong |= bench_sets(buf, corpus_len, quick);
 	printf("\n");

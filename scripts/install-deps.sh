@@ -13,7 +13,8 @@
 #                                    runs without them and says so)
 set -eu
 
-need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump"
+need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump
+      unicode-data"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
 --ci) need="$need clang libclang-rt-14-dev clang-format" ;;

@@ -31,6 +31,28 @@ extern struct ts_ops ts_teddy_avx2_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_ssse3_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_scalar_ops TS_HIDDEN;
 
+/* TS_UTF8 (utf8.c): the engine a config gets when its patterns need it,
+ * never registered. */
+extern struct ts_ops ts_utf8_ops TS_HIDDEN;
+
+/*
+ * A TS_UTF8 config for @count patterns, its prefilter made with @algo
+ * (@set_algo: which can take a set; else sets go to "auto"); its
+ * conf->ts_longest in *@longest.  NULL when the patterns need no engine
+ * (valid UTF-8 without case variants: the plain algorithm searches them
+ * exactly), unless @force.  An error pointer on failure.
+ */
+struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
+				  const void *const *patterns,
+				  const unsigned int *lens, unsigned int count,
+				  gfp_t gfp_mask, int flags, bool force,
+				  unsigned int *longest) TS_HIDDEN;
+
+/* Whether a match of this config may depend on the bytes after it (a
+ * TS_UTF8 pattern with an invalid byte that may begin a sequence): the
+ * stream then decides a match only once they are seen. */
+bool ts_utf8_lookahead(const struct ts_config *conf) TS_HIDDEN;
+
 /* Streaming of single literal patterns through find (literal_stream.c),
  * for kmp, bm and rarebyte. */
 struct ts_stream_ops;

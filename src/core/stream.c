@@ -142,7 +142,9 @@ static bool window_decided(struct window *w, unsigned int start, bool end)
 
 	if (end || start + w->cap < total)
 		return true;
-	if (w->conf->flags & TS_OVERLAP)
+	/* a TS_UTF8 match may hang on bytes after it, which a match that
+	 * starts where the kept bytes do has not seen */
+	if ((w->conf->flags & TS_OVERLAP) && !ts_utf8_lookahead(w->conf))
 		return start <= total - window_keep(w);
 	return start < total - window_keep(w);
 }
