@@ -8,7 +8,7 @@
  * because a fast wrong answer must not show up as a good figure.
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
- *         [--blocks-only] [--sets | --sets-only]
+ *         [--blocks-only] [--sets | --sets-only] [--utf8-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -1159,7 +1159,7 @@ int main(int argc, char **argv)
 {
 	const char *file = NULL, *tsgrep = NULL;
 	const char *list = getenv("BENCH_ALGOS");
-	int blocks_only = 0;
+	int blocks_only = 0, utf8_only = 0;
 	u8 *buf, *fbuf;
 	double t0 = bench_wall();
 	int i;
@@ -1179,11 +1179,14 @@ int main(int argc, char **argv)
 			list = argv[++i];
 		else if (!strcmp(argv[i], "--blocks-only"))
 			blocks_only = 1;
+		else if (!strcmp(argv[i], "--utf8-only"))
+			utf8_only = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
 				"[--tsgrep PATH] [--algos \"a b\"] "
-				"[--blocks-only] [--sets | --sets-only]\n",
+				"[--blocks-only] [--sets | --sets-only] "
+				"[--utf8-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1224,6 +1227,11 @@ int main(int argc, char **argv)
 	print_load("at start");
 	if (blocks_only)
 		return bench_blocks(corpus, corpus_len, quick) ? 1 : 0;
+	if (utf8_only) {
+		if (file)
+			write_corpus(file);
+		return bench_utf8(buf, corpus_len, file, quick);
+	}
 	if (sets_only) {
 		wrong = bench_sets(buf, corpus_len, quick);
 		print_load("at end");

@@ -38,15 +38,18 @@ extern struct ts_ops ts_utf8_ops TS_HIDDEN;
 /*
  * A TS_UTF8 config for @count patterns, its prefilter made with @algo
  * (@set_algo: which can take a set; else sets go to "auto"); its
- * conf->ts_longest in *@longest.  NULL when the patterns need no engine
- * (valid UTF-8 without case variants: the plain algorithm searches them
- * exactly), unless @force.  An error pointer on failure.
+ * conf->ts_longest in *@longest.  NULL when the patterns need no engine,
+ * unless @force: the plain algorithm with the flags in *@plain_flags
+ * finds exactly their matches (valid UTF-8 without case variants, or
+ * ASCII whose variants are ASCII, under TS_IGNORECASE).  An error pointer
+ * on failure.
  */
 struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 				  const void *const *patterns,
 				  const unsigned int *lens, unsigned int count,
 				  gfp_t gfp_mask, int flags, bool force,
-				  unsigned int *longest) TS_HIDDEN;
+				  unsigned int *longest,
+				  int *plain_flags) TS_HIDDEN;
 
 /* Whether a match of this config may depend on the bytes after it (a
  * TS_UTF8 pattern with an invalid byte that may begin a sequence): the

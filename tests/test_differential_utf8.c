@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testsupport.h"
 #include "textsearch_stream.h"
@@ -593,6 +595,90 @@ static void refused(void **unused)
 	assert_int_equal(PTR_ERR(conf), -EINVAL);
 }
 
+/* Through a reader on a pipe fed in small chunks, which keeps only a
+ * bounded history: the engine's lookahead must stay within it. */
+static void reader_pipe(void **unused)
+{
+	static const char *const pats[] = {
+		"sk\xc3\xa9",
+		"\xcf\x83\xce\xbf\xcf\x86\xce\xaf\xce\xb1 k",
+		"\xc3\x89\xa9 kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
+	};
+	struct rng r = { test_seed("reader_pipe", 20261205) };
+	size_t cap = 1 << 16, n = 0;
+	u8 *data = malloc(cap);
+
+	(void)unused;
+	assert_non_null(data);
+	while (n + 400 < cap) {
+		n += add_text(&r, data + n, 64, 16, NPIECES);
+		if (rng_below(&r, 8) == 0) {
+			const char *p = pats[rng_below(&r, 3)];
+
+			memcpy(data + n, p, strlen(p));
+			n += strlen(p);
+		}
+	}
+	for (size_t pi = 0; pi < 3; pi++) {
+		const size_t chunks[] = { 1, 7, 4096, 0 };
+		const u8 *pp[1] = { (const u8 *)pats[pi] };
+		unsigned int plen = (unsigned int)strlen(pats[pi]), nwant;
+		struct ts_config *conf =
+			textsearch_prepare("auto", pats[pi], plen, GFP_KERNEL,
+					   TS_UTF8 | TS_IGNORECASE);
+		struct ref_match *want = utf8_matches(pp, &plen, 1, true, data,
+						      (unsigned int)n, false,
+						      &nwant);
+
+		assert_false(IS_ERR(conf));
+		assert_true(nwant > 0);
+		for (size_t ci = 0; ci < 4; ci++) {
+			int fds[2];
+			pid_t pid;
+			struct ts_reader *rd;
+			struct ts_state st;
+			unsigned int k = 0, pos;
+
+			assert_int_equal(pipe(fds), 0);
+			pid = fork();
+			assert_true(pid >= 0);
+			if (!pid) {
+				size_t off = 0;
+
+				close(fds[0]);
+				while (off < n) {
+					ssize_t w = write(fds[1], data + off,
+							  n - off < 3000 ?
+								  n - off :
+								  3000);
+					if (w <= 0)
+						_exit(1);
+					off += (size_t)w;
+				}
+				_exit(0);
+			}
+			close(fds[1]);
+			rd = ts_reader_from_fd(fds[0], chunks[ci]);
+			assert_non_null(rd);
+			for (pos = textsearch_find_reader(conf, &st, rd);
+			     pos != UINT_MAX;
+			     pos = textsearch_next(conf, &st)) {
+				assert_true(k < nwant);
+				assert_int_equal(pos, want[k].start);
+				k++;
+			}
+			assert_int_equal(ts_reader_error(rd), 0);
+			assert_int_equal(k, nwant);
+			ts_reader_free(rd);
+			close(fds[0]);
+			waitpid(pid, NULL, 0);
+		}
+		free(want);
+		textsearch_destroy(conf);
+	}
+	free(data);
+}
+
 static int setup(void **unused)
 {
 	(void)unused;
@@ -605,6 +691,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(known_cases),
 		cmocka_unit_test(refused),
+		cmocka_unit_test(reader_pipe),
 		cmocka_unit_test(differential_utf8),
 	};
 

@@ -66,7 +66,8 @@ struct u8_conf {
 	unsigned int span;     /* most bytes a start needs to be decided */
 	unsigned int pmax;     /* most bytes between a start and its key */
 	bool icase;
-	bool invalid; /* some pattern has an invalid byte */
+	bool invalid;	    /* some pattern has an invalid byte */
+	int single_literal; /* 1: the prefilter has one literal */
 	void *mem;
 };
 
@@ -237,6 +238,13 @@ static bool scan(const struct u8_conf *u, const struct u8_view *v,
 			continue;
 		ts_set_offer(best, overlap, base + (unsigned int)s,
 			     base + (unsigned int)end, id);
+		/* one pattern matches at most one way at a start, and its
+		 * later key occurrences begin after kp (with one literal) or
+		 * at it: when none of them can start a match before s, this
+		 * one is decided without searching on */
+		if (u->npat == 1 &&
+		    (long)s <= (long)kp + u->single_literal - (long)u->pmax)
+			return true;
 	}
 	/* every match starting before hi has been offered */
 	return best->have;
@@ -480,22 +488,40 @@ static unsigned int parse(const u8 *s, unsigned int len, bool icase,
 	return n;
 }
 
-/* Whether pattern elements need this engine rather than a plain
- * literal search. */
-static bool needs_engine(const struct u8_elem *el, unsigned int n, bool icase)
+/* What the plain algorithms can do for pattern elements: 2 when they are
+ * ASCII whose case variants are ASCII too (TS_IGNORECASE folds exactly
+ * those, and an ASCII byte is a whole character), 1 when they are valid
+ * characters without case variants (their bytes match only on
+ * boundaries), 3 when both, 0 when only this engine can search them. */
+static int plain_kind(const struct u8_elem *el, unsigned int n, bool icase)
 {
+	bool cased = false, wide = false;
+
 	for (unsigned int i = 0; i < n; i++) {
 		u32 cls[TS_UCS_CLASS_MAX];
+		unsigned int c;
 
-		if (el[i].invalid ||
-		    (icase && ts_ucs_fold_class(el[i].want, cls) > 1))
-			return true;
+		if (el[i].invalid)
+			return 0;
+		c = icase ? ts_ucs_fold_class(el[i].want, cls) : 1;
+		wide = wide || el[i].want >= 0x80;
+		if (c > 2 || (c == 2 && (cls[0] >= 0x80 || cls[1] >= 0x80)))
+			return 0;
+		cased = cased || c == 2;
 	}
-	return false;
+	/* TS_IGNORECASE would fold the lead bytes of wide characters */
+	if (cased)
+		return wide ? 0 : 2;
+	return wide ? 1 : 3; /* 3: ASCII without letters, fine either way */
 }
 
-/* Choose @p's key: consecutive elements after valid ones only, at most
- * U8_VARIANTS_MAX variants, as long as possible, one literal preferred. */
+/*
+ * Choose @p's key: consecutive elements after valid ones only, at most
+ * U8_VARIANTS_MAX variants.  A candidate costs about variants / 16^bytes
+ * (a letter of text is one of some 16 common ones), and several literals
+ * take a slower prefilter (a set's) than one: score 4 per byte, up to 6
+ * bytes, less log2 of the variants, less 2 for a set.
+ */
 static void choose_key(struct u8_pat *p)
 {
 	long best_score = -1000000;
@@ -518,9 +544,12 @@ static void choose_key(struct u8_pat *p)
 			bytes += p->el[k].invalid     ? 1 :
 				 p->el[k].want < 0x80 ? 1 :
 							2;
-			score = (long)bytes * 10 -
-				(prod > 1 ? 25 + 5 * prod : 0);
-			if (score > best_score) {
+			score = 4 * (long)(bytes < 6 ? bytes : 6) -
+				(prod > 1 ? 2 : 0) - (prod >= 2) - (prod >= 4) -
+				(prod >= 8);
+			if (score > best_score ||
+			    (score == best_score &&
+			     bytes > p->keyend - p->key)) {
 				best_score = score;
 				p->key = j;
 				p->keyend = k + 1;
@@ -579,14 +608,15 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 				  const void *const *patterns,
 				  const unsigned int *lens, unsigned int count,
 				  gfp_t gfp_mask, int flags, bool force,
-				  unsigned int *longest)
+				  unsigned int *longest, int *plain_flags)
 {
 	const bool icase = flags & TS_IGNORECASE;
 	size_t nel = 0, bytes = 0, size, off;
 	unsigned int i, nvar = 0;
 	struct ts_config *conf;
 	struct u8_conf *u;
-	bool engine = force;
+	unsigned int kinds = 0;
+	int kind;
 	const void **lits;
 	unsigned int *litlens;
 	u8 *litbuf;
@@ -624,12 +654,17 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 		p->el = (struct u8_elem *)((char *)u->mem + off);
 		p->nel = parse(patterns[i], lens[i], icase, p->el);
 		off += p->nel * sizeof(struct u8_elem);
-		engine = engine || needs_engine(p->el, p->nel, icase);
+		kinds |= 1u << plain_kind(p->el, p->nel, icase);
 	}
-	if (!engine) {
+	/* one flag set for all: folded, or not at all */
+	kind = (kinds & 1) || (kinds & 6) == 6 ? 0 : (kinds & 4) ? 2 : 1;
+	if (kind && !force) {
 		u8_free(u);
 		free(conf);
-		return NULL; /* the plain algorithm will do */
+		/* the plain algorithm will do */
+		*plain_flags = flags &
+			       ~(TS_UTF8 | (kind == 1 ? TS_IGNORECASE : 0));
+		return NULL;
 	}
 	lits = (const void **)((char *)u->mem + off);
 	off += (size_t)count * U8_VARIANTS_MAX * sizeof(void *);
@@ -677,6 +712,7 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 	}
 	/* the prefilter: the algorithm asked for when it can take the
 	 * literals, else the automatic choice */
+	u->single_literal = nvar == 1;
 	if (nvar == 1)
 		u->inner = textsearch_prepare(algo, lits[0], litlens[0],
 					      gfp_mask, inner_flags);
@@ -701,9 +737,10 @@ static struct ts_config *u8_init(const void *pattern, unsigned int len,
 				 gfp_t gfp_mask, int flags)
 {
 	unsigned int longest;
+	int plain;
 
 	return ts_utf8_prepare("auto", true, &pattern, &len, 1, gfp_mask, flags,
-			       true, &longest);
+			       true, &longest, &plain);
 }
 
 static struct ts_config *u8_init_set(const void *const *patterns,
@@ -712,9 +749,10 @@ static struct ts_config *u8_init_set(const void *const *patterns,
 				     int flags)
 {
 	unsigned int longest;
+	int plain;
 
 	return ts_utf8_prepare("auto", true, patterns, lens, count, gfp_mask,
-			       flags, true, &longest);
+			       flags, true, &longest, &plain);
 }
 
 static void u8_destroy(struct ts_config *conf)

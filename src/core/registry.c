@@ -372,9 +372,9 @@ static bool builtin_literal(const struct ts_ops *ops)
 
 /*
  * TS_UTF8: the UTF-8 engine (utf8.c) with a prefilter of @algo, or, when
- * the patterns need none (valid UTF-8 without case variants), the plain
- * algorithm without TS_UTF8 and TS_IGNORECASE, which finds exactly the
- * same matches.  The config keeps the caller's flags either way.
+ * the patterns need none, the plain algorithm with the flags under which
+ * it finds exactly the same matches (ts_utf8_prepare()).  The config keeps
+ * the caller's flags either way.
  */
 static struct ts_config *prepare_utf8(const char *fn, const char *algo,
 				      const void *const *patterns,
@@ -382,7 +382,7 @@ static struct ts_config *prepare_utf8(const char *fn, const char *algo,
 				      unsigned int count, gfp_t gfp_mask,
 				      int flags, bool set)
 {
-	const int plain = flags & ~(TS_UTF8 | TS_IGNORECASE);
+	int plain = 0;
 	struct ts_config *conf;
 	struct ts_ops *ops;
 	bool set_algo = true;
@@ -405,7 +405,7 @@ static struct ts_config *prepare_utf8(const char *fn, const char *algo,
 	}
 	ts_clear_error();
 	conf = ts_utf8_prepare(algo, set_algo, patterns, lens, count, gfp_mask,
-			       flags, false, &longest);
+			       flags, false, &longest, &plain);
 	if (!conf) {
 		conf = set ? textsearch_prepare_set(algo, patterns, lens, count,
 						    gfp_mask, plain) :
