@@ -262,7 +262,7 @@ bench: lib plugins $(BENCH_BIN) $(BENCH_GEN) $(TREE_GEN)
 	@$(MAKE) --no-print-directory tools || \
 	  echo "bench: tools/ did not build, tsgrep may be skipped"
 	TEXTSEARCH_PLUGIN_PATH=$(abspath $(BUILD)/plugins) $(BENCH_BIN) \
-	  $(if $(BENCH_QUICK),--quick) --sets --corpus $(BUILD)/bench/corpus.txt \
+	  $(if $(BENCH_QUICK),--quick) --sets --stream --corpus $(BUILD)/bench/corpus.txt \
 	  --tsgrep $(BUILD)/bin/tsgrep
 	TEXTSEARCH_PLUGIN_PATH=$(abspath $(BUILD)/plugins) sh \
 	  bench/tree_bench.sh $(BUILD)/bin/tsgrep $(TREE_GEN) \

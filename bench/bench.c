@@ -8,7 +8,8 @@
  * because a fast wrong answer must not show up as a good figure.
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
- *         [--blocks-only] [--sets | --sets-only] [--utf8-only]
+ *         [--blocks-only] [--sets | --sets-only] [--stream | --stream-only]
+ *         [--utf8-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -24,6 +25,7 @@
 
 #include "bench_blocks.h"
 #include "bench_sets.h"
+#include "bench_stream.h"
 #include "bench_utf8.h"
 #include "bench_util.h"
 
@@ -79,6 +81,9 @@ static const char *const case_name[] = { "exact", "icase" };
 static int quick;
 /* --sets: the pattern-set table too (bench_sets.c); --sets-only: just it */
 static int sets, sets_only;
+/* --stream: the push-mode stream tables too (bench_stream.c);
+ * --stream-only: just them */
+static int streams, streams_only;
 static double budget; /* seconds of timing per cell, at most */
 static int max_reps;
 
@@ -1181,11 +1186,16 @@ int main(int argc, char **argv)
 			blocks_only = 1;
 		else if (!strcmp(argv[i], "--utf8-only"))
 			utf8_only = 1;
+		else if (!strcmp(argv[i], "--stream"))
+			streams = 1;
+		else if (!strcmp(argv[i], "--stream-only"))
+			streams = streams_only = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--quick] [--corpus FILE] "
 				"[--tsgrep PATH] [--algos \"a b\"] "
 				"[--blocks-only] [--sets | --sets-only] "
+				"[--stream | --stream-only] "
 				"[--utf8-only]\n",
 				argv[0]);
 			return 2;
@@ -1237,6 +1247,11 @@ int main(int argc, char **argv)
 		print_load("at end");
 		return wrong;
 	}
+	if (streams_only) {
+		wrong = bench_stream(buf, corpus_len, quick);
+		print_load("at end");
+		return wrong;
+	}
 	discover(list);
 	/* The baselines are the denominators of every ratio: time them with
 	 * more passes, so one disturbed pass does not move a whole column. */
@@ -1256,6 +1271,8 @@ int main(int argc, char **argv)
 	wrong |= bench_utf8(buf, corpus_len, file, quick);
 	if (sets)
 		wrong |= bench_sets(buf, corpus_len, quick);
+	if (streams)
+		wrong |= bench_stream(buf, corpus_len, quick);
 	printf("\n");
 	print_load("at end");
 	printf("bench: %.0f s%s\n", bench_wall() - t0,

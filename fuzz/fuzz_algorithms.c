@@ -45,6 +45,18 @@
  *            SET_MAX_DATA bytes)
  * and is checked against ref_set_matches(), match ids and lengths too.
  *
+ * Streams (every algorithm but fsm): the data is also written to a push-
+ * mode stream (textsearch_stream.h), cut as the blocks are (the block
+ * sizes, with what is left in one last write), and every match it yields
+ * is compared with the pull search of the same config.  The two bits of a
+ * block size byte that its size leaves (byte / 64) add: bit 6 a 0-byte
+ * write before that block, bit 7 a write while matches wait after its
+ * first match (which must be -EBUSY and change nothing).  Each write is a
+ * copy of exactly its size, freed once next() has said 0, so reading data
+ * the library was told it may drop is caught.
+ * An fsm case is also written to streams (with and without TS_OVERLAP) in
+ * the same cuts and checked against the pull search: fsm_stream_check().
+ *
  * The shiftor plugin is found through TEXTSEARCH_PLUGIN_PATH; when that is
  * unset, the fuzz build compiles in FUZZ_PLUGIN_DIR.
  */
@@ -52,7 +64,9 @@
 #include "testsupport.h"
 #include "textsearch.h"
 #include "textsearch_fsm.h"
+#include "textsearch_stream.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -144,6 +158,7 @@ struct fuzz_case {
 	unsigned int plen; /* bytes given to prepare */
 	unsigned int ntok; /* fsm: whole tokens in pat */
 	unsigned int cuts[256];
+	u8 cut_flags[256]; /* a size byte / 64: stream extras */
 	unsigned int ncuts;
 	u8 *data;
 	unsigned int dlen;
@@ -218,7 +233,10 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 		c->plen = c->ntok * (unsigned int)sizeof(*t);
 	}
 	for (i = 0, at = 0, c->ncuts = 0; i < nsizes; i++) {
-		at += 1 + take(&r) % 64;
+		u8 size = take(&r);
+
+		at += 1 + size % 64;
+		c->cut_flags[c->ncuts] = size / 64;
 		c->cuts[c->ncuts++] = at;
 	}
 	c->dlen = (unsigned int)r.n;
@@ -365,6 +383,130 @@ static struct blocks *split(const struct fuzz_case *c)
 	}
 }
 
+/* ---- streams ---- */
+
+#define CUT_EMPTY_WRITE 1 /* a 0-byte write before the block */
+#define CUT_BUSY_WRITE 2  /* a refused write after its first match */
+
+/* The matches of the pull search of @conf over the data, in order; their
+ * number in *@n.  free() it. */
+static struct ts_match *pull_matches(const struct fuzz_case *c,
+				     struct ts_config *conf, unsigned int *n)
+{
+	struct ts_match *m = NULL, *grown;
+	unsigned int cap = 0, pos;
+	struct ts_state st;
+
+	*n = 0;
+	for (pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);
+	     pos != UINT_MAX; pos = textsearch_next(conf, &st)) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(m, cap * sizeof(*m));
+			if (!grown)
+				abort();
+			m = grown;
+		}
+		m[*n].start = pos;
+		m[*n].end = pos + textsearch_match_len(conf, &st);
+		m[*n].id = textsearch_match_id(&st);
+		++*n;
+	}
+	return m;
+}
+
+/* Write @len bytes at @p as a copy of exactly that size (or, with @end,
+ * end the stream), check what the stream yields against @want from *@k,
+ * then free the copy. */
+static void stream_write(const struct fuzz_case *c, struct ts_stream *s,
+			 const u8 *p, unsigned int len, bool end, bool busy,
+			 const struct ts_match *want, unsigned int nwant,
+			 unsigned int *k, const char *name)
+{
+	u8 *copy = len ? malloc(len) : NULL;
+	uint64_t offset = textsearch_stream_offset(s);
+	struct ts_match m;
+	int ret;
+
+	if (len && !copy)
+		abort();
+	if (len)
+		memcpy(copy, p, len);
+	ret = end ? textsearch_stream_end(s) :
+		    textsearch_stream_write(s, copy, len);
+	if (ret)
+		die("%s stream: write of %u bytes at %llu gave %d", name, len,
+		    (unsigned long long)offset, ret);
+	while ((ret = textsearch_stream_next(s, &m)) == 1) {
+		if (*k >= nwant || m.start != want[*k].start ||
+		    m.end != want[*k].end || m.id != want[*k].id)
+			die("%s stream: match %u is [%llu, %llu) id %u, the "
+			    "pull search says %s[%u, %u) id %u (data %u bytes, "
+			    "icase %d, overlap %d)",
+			    name, *k, (unsigned long long)m.start,
+			    (unsigned long long)m.end, m.id,
+			    *k < nwant ? "" : "none: ",
+			    *k < nwant ? (unsigned int)want[*k].start : 0,
+			    *k < nwant ? (unsigned int)want[*k].end : 0,
+			    *k < nwant ? want[*k].id : 0, c->dlen, c->icase,
+			    c->overlap);
+		++*k;
+		if (busy) {
+			offset = textsearch_stream_offset(s);
+			ret = textsearch_stream_write(s, c->data, 1);
+			if (ret != -EBUSY ||
+			    textsearch_stream_offset(s) != offset)
+				die("%s stream: a write while matches wait "
+				    "gave %d",
+				    name, ret);
+			busy = false;
+		}
+	}
+	if (ret)
+		die("%s stream: next gave %d", name, ret);
+	free(copy);
+}
+
+/* Stream the data through @conf, cut as the blocks are. */
+static void run_stream(const struct fuzz_case *c, struct ts_config *conf,
+		       const char *name)
+{
+	struct ts_stream *s = textsearch_stream_open(
+		conf, c->atomic ? GFP_ATOMIC : GFP_KERNEL);
+	struct ts_match *want, m;
+	unsigned int nwant, k = 0, at = 0, i;
+
+	if (IS_ERR_OR_NULL(s))
+		die("%s stream: open failed", name);
+	want = pull_matches(c, conf, &nwant);
+	for (i = 0; at < c->dlen; i++) {
+		unsigned int end = c->dlen;
+		u8 flags = 0;
+
+		if (c->split == 1) {
+			end = at + 1;
+		} else if (c->split != 2 && i < c->ncuts) {
+			end = c->cuts[i] < c->dlen ? c->cuts[i] : c->dlen;
+			flags = c->cut_flags[i];
+		}
+		if (flags & CUT_EMPTY_WRITE)
+			stream_write(c, s, NULL, 0, false, false, want, nwant,
+				     &k, name);
+		stream_write(c, s, c->data + at, end - at, false,
+			     flags & CUT_BUSY_WRITE, want, nwant, &k, name);
+		at = end;
+	}
+	stream_write(c, s, NULL, 0, true, false, want, nwant, &k, name);
+	if (k != nwant)
+		die("%s stream: %u matches, the pull search %u", name, k,
+		    nwant);
+	if (textsearch_stream_next(s, &m) != 0 ||
+	    textsearch_stream_write(s, c->data, 1) != -EINVAL)
+		die("%s stream: not over after the end", name);
+	textsearch_stream_free(s);
+	free(want);
+}
+
 static void run_set(struct fuzz_case *c)
 {
 	int flags = (c->icase ? TS_IGNORECASE : 0) |
@@ -413,7 +555,75 @@ static void run_set(struct fuzz_case *c)
 		die("set: finish ran %u times in %u calls", blocks_finishes(b),
 		    calls);
 	blocks_free(b);
+	run_stream(c, conf, c->set_algo);
 	free(want);
+	textsearch_destroy(conf);
+}
+
+/*
+ * fsm streams: the data written in the input's cuts must yield the matches
+ * of the pull search over it, with and without TS_OVERLAP.  A stream with
+ * TS_OVERLAP may run out of room for undecided starts (-ENOBUFS) after
+ * yielding a prefix of them.
+ */
+
+/* Drain @s, checking each match against the pull search in @st. */
+static int fsm_stream_drain(struct ts_stream *s, struct ts_config *conf,
+			    struct ts_state *st, unsigned int *pos,
+			    unsigned int *i)
+{
+	struct ts_match m;
+	int ret;
+
+	while ((ret = textsearch_stream_next(s, &m)) > 0) {
+		if (*pos == UINT_MAX || m.start != *pos ||
+		    m.end != *pos + textsearch_match_len(conf, st))
+			die("fsm stream%s: match %u is [%llu, %llu), the pull "
+			    "search says %u",
+			    conf->flags & TS_OVERLAP ? " (TS_OVERLAP)" : "", *i,
+			    (unsigned long long)m.start,
+			    (unsigned long long)m.end, *pos);
+		*pos = textsearch_next(conf, st);
+		++*i;
+	}
+	if (ret < 0 && (ret != -ENOBUFS || !(conf->flags & TS_OVERLAP)))
+		die("fsm stream: next gave %d", ret);
+	return ret;
+}
+
+static void fsm_stream_check(const struct fuzz_case *c, int flags)
+{
+	struct ts_config *conf =
+		textsearch_prepare("fsm", c->pat, c->plen, GFP_KERNEL, flags);
+	unsigned int off = 0, i = 0, k, pos;
+	struct ts_stream *s;
+	struct ts_state st;
+	int ret = 0;
+
+	if (IS_ERR(conf))
+		die("fsm stream: prepare failed");
+	s = textsearch_stream_open(conf, GFP_KERNEL);
+	if (IS_ERR(s))
+		die("fsm stream: open failed");
+	pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);
+	for (k = 0; k <= c->ncuts && ret >= 0; k++) {
+		unsigned int to = k < c->ncuts && c->cuts[k] < c->dlen ?
+					  c->cuts[k] :
+					  c->dlen;
+
+		if (textsearch_stream_write(s, c->data + off, to - off))
+			die("fsm stream: write refused");
+		off = to;
+		ret = fsm_stream_drain(s, conf, &st, &pos, &i);
+	}
+	if (ret >= 0) {
+		if (textsearch_stream_end(s))
+			die("fsm stream: end refused");
+		ret = fsm_stream_drain(s, conf, &st, &pos, &i);
+	}
+	if (ret == 0 && pos != UINT_MAX)
+		die("fsm stream: match %u at %u never yielded", i, pos);
+	textsearch_stream_free(s);
 	textsearch_destroy(conf);
 }
 
@@ -474,8 +684,14 @@ static void run(struct fuzz_case *c)
 		die("%s: finish ran %u times in %u calls", algo_names[c->algo],
 		    blocks_finishes(b), calls);
 	blocks_free(b);
+	if (c->algo != 3) /* fsm streams are tested apart */
+		run_stream(c, conf, algo_names[c->algo]);
 	free(want);
 	textsearch_destroy(conf);
+	if (c->algo == 3) {
+		fsm_stream_check(c, 0);
+		fsm_stream_check(c, TS_OVERLAP);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)

@@ -181,3 +181,13 @@ set_case_from2 set-prefilter "$SET_AC" 9 "5 7 1 30" \
 set_case_from2 set-prefilter-icase $((SET_AC + ICASE)) 8 "" \
 	"xxABaxxbBabxcabbaxxxAAab yyy bab aBBa xaaaax" $prefilter_pats
 lit auto-overlap-aa $((AUTO_OVERLAP + BYTES)) aa "" aaaa
+
+# streams: a block size byte / 64 adds a 0-byte write before the block (1)
+# and a refused write while its matches wait (2): sizes 65 + n, 128 + n
+set_case stream-ab-abc "$SET_AC" 0 "66 129 65 1 192" "xabcabxab" ab abc
+set_case stream-teddy-overlap "$SET_AC" 3 "130 65 192 1" "ushers his hers" \
+	he she his hers
+lit kmp-stream-busy "$KMP" aa "193 129 64" aaaaaaaaa
+lit rb-avx2-stream-icase $((RB_AVX2 + ICASE)) abcab "131 66 129" \
+	"xABCABCABcabx"
+lit shiftor-stream-empty-writes "$SHIFTOR" ab "64 64 64 65" "abababab"

@@ -102,7 +102,8 @@ struct ts_stream_input {
  * How an algorithm streams (struct ts_ops.stream); every member optional.
  *
  * An algorithm with @next is its own engine: the library allocates
- * @state_size(conf) bytes per stream (aligned for any type), calls @reset
+ * @state_size(conf) bytes per stream (aligned for any type; a size of 0
+ * declines this config, which then streams through find), calls @reset
  * on them at open and reset, and calls @next for the current input until it
  * returns 0.  @next returns 1 with the next decided match in *@m, 0 once
  * every match this input decides has been returned (it must then keep what

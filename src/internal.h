@@ -56,10 +56,31 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
  * stream then decides a match only once they are seen. */
 bool ts_utf8_lookahead(const struct ts_config *conf) TS_HIDDEN;
 
+/* Whether the algorithm of a plain (not the engine's) config folds bytes:
+ * a TS_UTF8 config keeps the caller's flags, but ts_utf8_prepare() gives
+ * the algorithm TS_IGNORECASE only for ASCII patterns; code that reads
+ * conf->flags beside the algorithm (native stream engines) asks here. */
+static inline bool ts_plain_folds(const struct ts_config *conf,
+				  const u8 *pattern, unsigned int len)
+{
+	if (!(conf->flags & TS_IGNORECASE))
+		return false;
+	if (conf->flags & TS_UTF8)
+		for (unsigned int i = 0; i < len; i++)
+			if (pattern[i] >= 0x80)
+				return false;
+	return true;
+}
+
 /* Streaming of single literal patterns through find (literal_stream.c),
  * for kmp, bm and rarebyte. */
 struct ts_stream_ops;
 extern const struct ts_stream_ops ts_literal_stream_ops TS_HIDDEN;
+/* The same, plus a native engine (its own vector scan of each write in
+ * place) for "rarebyte": where the CPU lacks AVX-512 BW and VBMI or the
+ * pattern is longer than 64 bytes its state_size() is 0, and the stream
+ * goes through find instead. */
+extern const struct ts_stream_ops ts_rarebyte_stream_ops TS_HIDDEN;
 
 /* The provider textsearch_prepare() installs in every config: it forwards
  * to the provider recorded in the search's state (search.c). */

@@ -12,24 +12,17 @@ make -s install PREFIX="$prefix" BUILD=build/install-check >/dev/null
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 unset TEXTSEARCH_PLUGIN_PATH || true
-cc -std=c11 -Wall -Wextra -Werror examples/article.c \
-	$(pkg-config --cflags --libs textsearch) \
-	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
-	-o "$prefix/article"
-# and a push-mode stream, from examples/stream.c
-cc -std=c11 -Wall -Wextra -Werror examples/stream.c \
-	$(pkg-config --cflags --libs textsearch) \
-	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
-	-o "$prefix/stream"
-got=$(printf 'a needle, a needlework' | "$prefix/stream" needle)
-[ "$got" = "$(printf '2-8\n12-18')" ] || {
-	echo "install-check: examples/stream printed '$got'" >&2; exit 1; }
+# build an example against the installed library
+build_example() {
+	cc -std=c11 -Wall -Wextra -Werror "examples/$1.c" \
+		$(pkg-config --cflags --libs textsearch) \
+		-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
+		-o "$prefix/$1"
+}
+build_example article
 "$prefix/article"
-# and a push-mode stream, from examples/stream.c
-cc -std=c11 -Wall -Wextra -Werror examples/stream.c \
-	$(pkg-config --cflags --libs textsearch) \
-	-Wl,-rpath,"$(pkg-config --variable=libdir textsearch)" \
-	-o "$prefix/stream"
+# and a push-mode stream
+build_example stream
 got=$(printf 'a needle, a needlework' | "$prefix/stream" needle)
 [ "$got" = "$(printf '2-8\n12-18')" ] || {
 	echo "install-check: examples/stream printed '$got'" >&2; exit 1; }

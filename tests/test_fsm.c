@@ -4,7 +4,12 @@
  * and in random blocks down to one byte, whole find/next sequences with
  * zero-width matches; then the rejected patterns, the pattern getters, every
  * class on all 256 bytes, the classic examples, and the kernel bugs that are
- * repaired here.
+ * repaired here.  Then push-mode streams: random cases written in random
+ * cuts against the pull search of the whole data, with and without
+ * TS_OVERLAP; each match yielded right after the write that decided it
+ * (checked by extending what was written before); matches that wait on
+ * later bytes; offsets past 4 GiB; more undecided starts than a stream has
+ * room for.
  *
  * TS_TEST_CASES sets the number of random cases (default 300000);
  * TS_TEST_SEED repeats a run.
@@ -23,6 +28,9 @@
 #include "fsm_reference.h"
 #include "testsupport.h"
 #include "textsearch_fsm.h"
+#include "textsearch_stream.h"
+
+#include <errno.h>
 
 #define TOK(type, recur, value)                       \
 	{                                             \
@@ -966,6 +974,675 @@ static void shared_config(void **unused)
 	textsearch_destroy(w[1].conf);
 }
 
+/* ---- push-mode streams ------------------------------------------------------ */
+
+/*
+ * A stream must yield exactly the matches of find/next over the
+ * concatenation of its writes, as soon as each is decided.  The pull
+ * search (checked against the reference above) is the model here.
+ */
+
+#define MAX_MATCHES 4096
+#define LONG_DATA 3000 /* past the slots a stream has: the ring wraps */
+
+struct m64 {
+	uint64_t start, end;
+};
+
+/* Every match of one find/next search over @d. */
+static unsigned int pull_all(struct ts_config *conf, const u8 *d,
+			     unsigned int len, struct m64 *out)
+{
+	struct ts_state st;
+	unsigned int n = 0, pos;
+
+	for (pos = textsearch_find_continuous(conf, &st, d, len);
+	     pos != UINT_MAX; pos = textsearch_next(conf, &st)) {
+		if (n == MAX_MATCHES)
+			fail_msg("more than %u matches", MAX_MATCHES);
+		out[n].start = pos;
+		out[n].end = pos + textsearch_match_len(conf, &st);
+		n++;
+	}
+	return n;
+}
+
+/* When a stream yielded a match: bytes written before the write after
+ * which it came, bytes written then, and whether only end() decided it. */
+struct yielded {
+	uint64_t before, after;
+	bool at_end;
+};
+
+/* Drain @s into @out/@when; the number of matches so far, or -errno. */
+static int drain(struct ts_stream *s, struct m64 *out, struct yielded *when,
+		 unsigned int *n, uint64_t before, bool at_end)
+{
+	struct ts_match m;
+	int ret;
+
+	while ((ret = textsearch_stream_next(s, &m)) > 0) {
+		if (*n == MAX_MATCHES)
+			fail_msg("stream: more than %u matches", MAX_MATCHES);
+		if (m.id != 0)
+			fail_msg("stream: match id %u", m.id);
+		out[*n].start = m.start;
+		out[*n].end = m.end;
+		if (when) {
+			when[*n].before = before;
+			when[*n].after = textsearch_stream_offset(s);
+			when[*n].at_end = at_end;
+		}
+		++*n;
+	}
+	return ret;
+}
+
+/* Matches the last stream_all() yielded, even if it failed. */
+static unsigned int stream_yielded;
+
+/*
+ * Write @d to a fresh stream of @conf in random cuts (0- and 1-byte writes
+ * among them; always 1 byte if @bytewise), each from its own heap copy
+ * freed once next() said 0, so a stream that kept a pointer to the data is
+ * caught by ASan.  Returns the number of matches or -errno.
+ */
+static int stream_all(struct ts_config *conf, const u8 *d, unsigned int len,
+		      struct rng *r, bool bytewise, struct m64 *out,
+		      struct yielded *when)
+{
+	struct ts_stream *s = textsearch_stream_open(conf, GFP_KERNEL);
+	unsigned int off = 0, n = 0;
+	int ret = 0;
+
+	if (IS_ERR(s))
+		fail_msg("stream open: %ld", PTR_ERR(s));
+	while (off < len || (!bytewise && rng_below(r, 4) == 0)) {
+		unsigned int k = len - off;
+		uint64_t before = textsearch_stream_offset(s);
+		u8 *copy;
+
+		if (bytewise) {
+			k = 1;
+		} else {
+			switch (rng_below(r, 5)) {
+			case 0:
+				k = 0;
+				break;
+			case 1:
+				k = k ? 1 : 0;
+				break;
+			case 2:
+				k = rng_below(r, k + 1);
+				break;
+			default:
+				k = k < 6 ? k : rng_below(r, 6);
+			}
+		}
+		copy = k ? malloc(k) : NULL;
+		if (k) {
+			assert_non_null(copy);
+			memcpy(copy, d + off, k);
+		}
+		assert_int_equal(textsearch_stream_write(s, copy, k), 0);
+		off += k;
+		ret = drain(s, out, when, &n, before, false);
+		free(copy);
+		if (ret < 0)
+			goto out;
+	}
+	assert_int_equal(textsearch_stream_end(s), 0);
+	ret = drain(s, out, when, &n, len, true);
+	if (ret == 0) {
+		/* and nothing more, ever */
+		struct ts_match m;
+
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+	}
+out:
+	textsearch_stream_free(s);
+	stream_yielded = n;
+	return ret < 0 ? ret : (int)n;
+}
+
+static void report_stream(const struct fcase *c, int flags, const char *what,
+			  unsigned int i, const struct m64 *got, int ngot,
+			  const struct m64 *want, unsigned int nwant)
+{
+	fprintf(stderr,
+		"fsm stream%s: %s at match %u (%d yielded, %u wanted)\n",
+		flags & TS_OVERLAP ? " (TS_OVERLAP)" : "", what, i, ngot,
+		nwant);
+	if (ngot >= 0 && i < (unsigned int)ngot)
+		fprintf(stderr, "got [%llu, %llu)\n",
+			(unsigned long long)got[i].start,
+			(unsigned long long)got[i].end);
+	if (i < nwant)
+		fprintf(stderr, "want [%llu, %llu)\n",
+			(unsigned long long)want[i].start,
+			(unsigned long long)want[i].end);
+	report(c, "stream", i, 0, 0, 0, 0);
+}
+
+static struct ts_config *prepare_flags(const struct fcase *c, int flags)
+{
+	struct ts_config *conf = textsearch_prepare(
+		"fsm", c->t, c->nt * (unsigned int)sizeof(c->t[0]), GFP_KERNEL,
+		flags);
+
+	if (IS_ERR(conf))
+		fail_msg("prepare failed: %s", textsearch_last_error());
+	return conf;
+}
+
+/* One case, one flag setting: the number of results compared (the
+ * matches and the end of them), or -1 after reporting a failure. */
+static long stream_case(struct rng *r, const struct fcase *c, int flags,
+			bool bytewise)
+{
+	static struct m64 want[MAX_MATCHES], got[MAX_MATCHES];
+	struct ts_config *conf = prepare_flags(c, flags);
+	unsigned int nwant = pull_all(conf, c->data, c->dlen, want), i;
+	int ngot = stream_all(conf, c->data, c->dlen, r, bytewise, got, NULL);
+
+	textsearch_destroy(conf);
+	for (i = 0; i < nwant || (ngot >= 0 && i < (unsigned int)ngot); i++) {
+		if (ngot < 0 || i >= nwant || i >= (unsigned int)ngot ||
+		    got[i].start != want[i].start ||
+		    got[i].end != want[i].end) {
+			report_stream(c, flags, ngot < 0 ? "error" : "differs",
+				      i, got, ngot, want, nwant);
+			return -1;
+		}
+	}
+	return (long)nwant + 1;
+}
+
+/*
+ * A case with data of LONG_DATA bytes drawn from its alphabet.  With
+ * TS_OVERLAP a stream may run out of slots for undecided starts: then it
+ * must have yielded a prefix of the matches and say -ENOBUFS (*@overflow).
+ */
+static long stream_long_case(struct rng *r, struct fcase *c, int flags,
+			     unsigned long *overflow)
+{
+	static struct m64 want[MAX_MATCHES], got[MAX_MATCHES];
+	static u8 d[LONG_DATA];
+	struct ts_config *conf = prepare_flags(c, flags);
+	unsigned int nwant, i;
+	int ngot;
+
+	for (i = 0; i < LONG_DATA; i++)
+		d[i] = pick(r, c);
+	nwant = pull_all(conf, d, LONG_DATA, want);
+	ngot = stream_all(conf, d, LONG_DATA, r, false, got, NULL);
+	textsearch_destroy(conf);
+	if (ngot == -ENOBUFS && (flags & TS_OVERLAP)) {
+		++*overflow;
+		ngot = (int)stream_yielded; /* a prefix of them */
+		if (nwant > (unsigned int)ngot)
+			nwant = (unsigned int)ngot;
+	}
+	for (i = 0; i < nwant || (ngot >= 0 && i < (unsigned int)ngot); i++) {
+		if (ngot < 0 || i >= nwant || i >= (unsigned int)ngot ||
+		    got[i].start != want[i].start ||
+		    got[i].end != want[i].end) {
+			c->dlen = 0;
+			report_stream(c, flags,
+				      ngot < 0 ? "error (long data)" :
+						 "differs (long data)",
+				      i, got, ngot, want, nwant);
+			return -1;
+		}
+	}
+	return (long)nwant + 1;
+}
+
+static void stream_differential(void **unused)
+{
+	unsigned long n = case_count() / 2, i, results = 0, longs = 0;
+	unsigned long overflow = 0;
+	struct rng r = { test_seed("fsm stream differential", 20261205) };
+
+	(void)unused;
+	for (i = 0; i < n; i++) {
+		struct fcase c;
+		long a, b;
+
+		make_case(&r, &c);
+		a = stream_case(&r, &c, 0, rng_below(&r, 8) == 0);
+		b = stream_case(&r, &c, TS_OVERLAP, rng_below(&r, 8) == 0);
+		assert_true(a >= 0 && b >= 0);
+		results += (unsigned long)(a + b);
+		if (i % 128 == 0) {
+			a = stream_long_case(&r, &c, 0, &overflow);
+			b = stream_long_case(&r, &c, TS_OVERLAP, &overflow);
+			assert_true(a >= 0 && b >= 0);
+			results += (unsigned long)(a + b);
+			longs += 2;
+		}
+	}
+	printf("# fsm stream differential: %lu cases (%lu with %u bytes of "
+	       "data, %lu of them out of slots), %lu results compared, "
+	       "0 failures\n",
+	       n, longs, LONG_DATA, overflow, results);
+	assert_true(n < 100000 || results >= 200000);
+}
+
+/* ---- when a match is yielded ---- */
+
+/* Does the search over @d (@plen bytes of data, then the @xlen bytes of
+ * @x) have match @i equal to @m? */
+static bool same_match(struct ts_config *conf, const u8 *d, unsigned int plen,
+		       const u8 *x, unsigned int xlen, unsigned int i,
+		       const struct m64 *m)
+{
+	static struct m64 all[MAX_MATCHES];
+	u8 buf[512];
+	unsigned int n;
+
+	assert_true(plen + xlen <= sizeof(buf));
+	memcpy(buf, d, plen);
+	if (xlen) /* x may be NULL */
+		memcpy(buf + plen, x, xlen);
+	n = pull_all(conf, buf, plen + xlen, all);
+	return i < n && all[i].start == m->start && all[i].end == m->end;
+}
+
+/* A byte of token @t's class, preferably one of the case's alphabet. */
+static u8 token_byte(struct rng *r, const struct fcase *c,
+		     const struct ts_fsm_token *t)
+{
+	unsigned int k, b;
+
+	if (t->type == TS_FSM_SPECIFIC)
+		return t->value;
+	for (k = 0; k < 8; k++) {
+		b = c->alpha[rng_below(r, c->nalpha)];
+		if (ref_fsm_accepts(t->type, t->value, (u8)b))
+			return (u8)b;
+	}
+	for (;;) {
+		b = rng_below(r, 256);
+		if (ref_fsm_accepts(t->type, t->value, (u8)b))
+			return (u8)b;
+	}
+}
+
+/*
+ * A random extension: a few random bytes, then tokens @from.. of the
+ * pattern spelled out with small counts (token @from at least once), so
+ * that a thread waiting there can complete; tokens == nt means none.
+ */
+static unsigned int make_extension(struct rng *r, const struct fcase *c,
+				   unsigned int from, u8 *x)
+{
+	unsigned int n = 0, i, k, count;
+
+	for (k = rng_below(r, 3); k; k--)
+		x[n++] = rng_below(r, 2) ? pick(r, c) : (u8)rng_below(r, 256);
+	for (i = from; i < c->nt; i++) {
+		const struct ts_fsm_token *t = &c->t[i];
+
+		switch (t->recur) {
+		case TS_FSM_SINGLE:
+			count = 1;
+			break;
+		case TS_FSM_PERHAPS:
+			count = i == from ? 1 : rng_below(r, 2);
+			break;
+		case TS_FSM_HEAD_IGNORE:
+			count = rng_below(r, 2);
+			break;
+		default: /* ANY, MULTI */
+			count = (i == from || t->recur == TS_FSM_MULTI) +
+				rng_below(r, 3);
+		}
+		while (count--)
+			x[n++] = token_byte(r, c, t);
+	}
+	return n;
+}
+
+/* Is match @i (@m) of the data decided by its first @plen bytes, as far as
+ * many extensions can tell?  @witness: stop at the first that changes it. */
+static bool looks_decided(struct rng *r, struct ts_config *conf,
+			  const struct fcase *c, unsigned int plen,
+			  unsigned int i, const struct m64 *m)
+{
+	u8 x[64];
+	unsigned int b, k, n;
+
+	if (!same_match(conf, c->data, plen, NULL, 0, i, m))
+		return false;
+	for (b = 0; b < 256; b++) {
+		x[0] = (u8)b;
+		if (!same_match(conf, c->data, plen, x, 1, i, m))
+			return false;
+	}
+	for (k = 0; k < 400; k++) {
+		n = make_extension(r, c, rng_below(r, c->nt + 1), x);
+		if (!same_match(conf, c->data, plen, x, n, i, m))
+			return false;
+	}
+	/* the data's own continuation, cut anywhere */
+	for (k = plen + 1; k <= c->dlen; k++)
+		if (!same_match(conf, c->data, k, NULL, 0, i, m))
+			return false;
+	return true;
+}
+
+static void yielded_when_decided(void **unused)
+{
+	unsigned long n = case_count() / 200, i, checked = 0, waited = 0;
+	struct rng r = { test_seed("fsm stream decided", 20261206) };
+	static struct m64 got[MAX_MATCHES];
+	static struct yielded when[MAX_MATCHES];
+
+	(void)unused;
+	for (i = 0; i < n; i++) {
+		struct fcase c;
+		int flags = rng_below(&r, 2) ? TS_OVERLAP : 0, ngot, k;
+		struct ts_config *conf;
+
+		make_case(&r, &c);
+		if (c.dlen > 48)
+			c.dlen = 48; /* extensions must fit */
+		conf = prepare_flags(&c, flags);
+		ngot = stream_all(conf, c.data, c.dlen, &r,
+				  rng_below(&r, 4) != 0, got, when);
+		assert_true(ngot >= 0);
+		for (k = 0; k < ngot; k++) {
+			const struct yielded *w = &when[k];
+			bool late, early;
+
+			/* not before: decided once the bytes it came after
+			 * were written (or at end(), by no more bytes) */
+			early = !w->at_end &&
+				!looks_decided(&r, conf, &c,
+					       (unsigned int)w->after,
+					       (unsigned int)k, &got[k]);
+			/* not later: some extension of what was written
+			 * before the write it came after changes it */
+			late = looks_decided(&r, conf, &c,
+					     (unsigned int)w->before,
+					     (unsigned int)k, &got[k]);
+			if (early || late) {
+				fprintf(stderr,
+					"fsm stream%s: match %d [%llu, %llu) "
+					"yielded %s: after %llu bytes%s, "
+					"the write began at %llu\n",
+					flags ? " (TS_OVERLAP)" : "", k,
+					(unsigned long long)got[k].start,
+					(unsigned long long)got[k].end,
+					early ? "too early" : "too late",
+					(unsigned long long)w->after,
+					w->at_end ? " and end()" : "",
+					(unsigned long long)w->before);
+				report(&c, "decided", (unsigned int)k, 0, 0, 0,
+				       0);
+				fail();
+			}
+			checked++;
+			waited += w->at_end || w->after > got[k].end;
+		}
+		textsearch_destroy(conf);
+	}
+	printf("# fsm stream decided: %lu matches checked, %lu of them "
+	       "waited on later bytes or end()\n",
+	       checked, waited);
+}
+
+/* ---- examples: matches that wait on later bytes ---- */
+
+static struct ts_stream *open_stream(const struct ts_fsm_token *t,
+				     unsigned int n, int flags,
+				     struct ts_config **conf)
+{
+	struct ts_stream *s;
+
+	*conf = textsearch_prepare("fsm", t, n * (unsigned int)sizeof(*t),
+				   GFP_KERNEL, flags);
+	if (IS_ERR(*conf))
+		fail_msg("prepare failed: %s", textsearch_last_error());
+	assert_true(textsearch_stream_size(*conf) > 0);
+	s = textsearch_stream_open(*conf, GFP_KERNEL);
+	assert_false(IS_ERR(s));
+	return s;
+}
+
+/* Write @str; expect the matches "s-e s-e ..." listed in @want, then 0. */
+static void expect_yield(struct ts_stream *s, const char *str, const char *want)
+{
+	char got[256] = "";
+	struct ts_match m;
+	size_t used = 0;
+	int ret;
+
+	if (str)
+		assert_int_equal(textsearch_stream_write(s, str, strlen(str)),
+				 0);
+	else
+		assert_int_equal(textsearch_stream_end(s), 0);
+	while ((ret = textsearch_stream_next(s, &m)) > 0)
+		used += (size_t)snprintf(got + used, sizeof(got) - used,
+					 "%s%llu-%llu", used ? " " : "",
+					 (unsigned long long)m.start,
+					 (unsigned long long)m.end);
+	assert_int_equal(ret, 0);
+	assert_string_equal(got, want);
+}
+
+static void stream_waits(void **unused)
+{
+	/* greedy PERHAPS: "a" waits to see whether a 'b' follows */
+	const struct ts_fsm_token a_maybe_b[] = {
+		HEAD(TS_FSM_WILDCARD), CH('a'),
+		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'b')
+	};
+	/* x?[0-9]*[a-z]: at "x", the match "x" (x taken by [a-z]) waits
+	 * while digits keep the preferred path, x then digits, alive */
+	const struct ts_fsm_token x_digits_alpha[] = {
+		TOK(TS_FSM_SPECIFIC, TS_FSM_PERHAPS, 'x'),
+		TOK(TS_FSM_DIGIT, TS_FSM_ANY, 0),
+		TOK(TS_FSM_LOWER, TS_FSM_SINGLE, 0),
+	};
+	/* an earlier start still alive: ".*?a[0-9]*b" with "ab" later */
+	const struct ts_fsm_token a_digits_b[] = {
+		HEAD(TS_FSM_WILDCARD), CH('a'),
+		TOK(TS_FSM_DIGIT, TS_FSM_ANY, 0), CH('b')
+	};
+	/* lazy ANY: zero-width, once the byte of its start is there */
+	const struct ts_fsm_token any_x[] = {
+		TOK(TS_FSM_SPECIFIC, TS_FSM_ANY, 'x'),
+	};
+	struct ts_config *conf;
+	struct ts_stream *s;
+
+	(void)unused;
+	s = open_stream(a_maybe_b, NTOK(a_maybe_b), 0, &conf);
+	expect_yield(s, "xa", "");
+	expect_yield(s, "", "");
+	expect_yield(s, "b", "1-3");
+	expect_yield(s, "a", "");
+	expect_yield(s, "a", "3-4");
+	expect_yield(s, NULL, "4-5");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+
+	s = open_stream(x_digits_alpha, NTOK(x_digits_alpha), 0, &conf);
+	expect_yield(s, "x", "");
+	expect_yield(s, "123", "");
+	expect_yield(s, "4", "");
+	expect_yield(s, "!", "0-1"); /* the preferred path died */
+	textsearch_stream_reset(s);
+	expect_yield(s, "x12", "");
+	expect_yield(s, "yz", "0-4 4-5");
+	expect_yield(s, NULL, "");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+
+	/* the same with TS_OVERLAP: one match per start */
+	s = open_stream(x_digits_alpha, NTOK(x_digits_alpha), TS_OVERLAP,
+			&conf);
+	expect_yield(s, "x12", "");
+	expect_yield(s, "y", "0-4 1-4 2-4 3-4");
+	expect_yield(s, "!", "");
+	expect_yield(s, "z", ""); /* start 4 ('!') failed: no more ever */
+	expect_yield(s, NULL, "");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+
+	s = open_stream(a_digits_b, NTOK(a_digits_b), 0, &conf);
+	expect_yield(s, "a1a2", ""); /* start 0 died at the second 'a' */
+	expect_yield(s, "2", "");
+	expect_yield(s, "b", "2-6");
+	textsearch_stream_reset(s);
+	expect_yield(s, "a1a2", "");
+	expect_yield(s, "xab", "5-7");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+
+	s = open_stream(a_digits_b, NTOK(a_digits_b), TS_OVERLAP, &conf);
+	expect_yield(s, "a1a2", "");
+	expect_yield(s, "b", "2-5");
+	expect_yield(s, NULL, "");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+
+	s = open_stream(any_x, 1, 0, &conf);
+	expect_yield(s, "", "");
+	expect_yield(s, "x", "0-0"); /* lazy: nothing beats taking none */
+	expect_yield(s, "a", "1-1");
+	expect_yield(s, NULL, ""); /* no start at the end of the data */
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+}
+
+/* ---- 64-bit offsets ---- */
+
+/* Write @total zero bytes in writes of the @chunk zeros at @zeros; no
+ * match may come of them. */
+static void write_zeros(struct ts_stream *s, const u8 *zeros, size_t chunk,
+			uint64_t total)
+{
+	struct ts_match m;
+
+	while (total) {
+		size_t n = total < chunk ? (size_t)total : chunk;
+
+		assert_int_equal(textsearch_stream_write(s, zeros, n), 0);
+		assert_int_equal(textsearch_stream_next(s, &m), 0);
+		total -= n;
+	}
+}
+
+static void stream_past_4g(void **unused)
+{
+	const struct ts_fsm_token find_ab[] = { HEAD(TS_FSM_WILDCARD), CH('a'),
+						CH('b') };
+	const struct ts_fsm_token q_nul_a[] = {
+		HEAD(TS_FSM_WILDCARD),
+		CH('q'),
+		TOK(TS_FSM_SPECIFIC, TS_FSM_ANY, 0),
+		CH('a'),
+	};
+	const uint64_t four_g = (uint64_t)1 << 32, base = (uint64_t)5 << 30;
+	/* 5 GiB in writes of 32 MiB of one buffer: mapping 5 GiB of zero
+	 * pages for one write costs a page fault per 4 KiB, which some
+	 * sandboxes make tens of seconds */
+	const size_t chunk = (size_t)32 << 20;
+	struct ts_config *conf;
+	struct ts_stream *s;
+	char want[128];
+	u8 *zeros = calloc(1, chunk);
+	int flags;
+
+	(void)unused;
+	assert_non_null(zeros);
+	for (flags = 0; flags <= TS_OVERLAP; flags += TS_OVERLAP) {
+		s = open_stream(find_ab, NTOK(find_ab), flags, &conf);
+		expect_yield(s, "ab", "0-2");
+		write_zeros(s, zeros, chunk, base);
+		assert_true(textsearch_stream_offset(s) == base + 2);
+		expect_yield(s, "xa", "");
+		snprintf(want, sizeof(want), "%llu-%llu",
+			 (unsigned long long)(base + 3),
+			 (unsigned long long)(base + 5));
+		expect_yield(s, "b", want);
+		snprintf(want, sizeof(want), "%llu-%llu",
+			 (unsigned long long)(base + 5),
+			 (unsigned long long)(base + 7));
+		expect_yield(s, "ab", want);
+		expect_yield(s, NULL, "");
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+	/* a match that begins before the 4 GiB line and ends after it: the
+	 * zeros before it are passed over, those inside read one by one */
+	s = open_stream(q_nul_a, NTOK(q_nul_a), 0, &conf);
+	write_zeros(s, zeros, chunk, four_g - 3);
+	expect_yield(s, "q", "");
+	write_zeros(s, zeros, chunk, 16u << 20);
+	snprintf(want, sizeof(want), "%llu-%llu",
+		 (unsigned long long)(four_g - 3),
+		 (unsigned long long)(four_g - 1 + (16u << 20)));
+	expect_yield(s, "a", want);
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+	free(zeros);
+}
+
+/* ---- more undecided starts than a stream holds ---- */
+
+static void stream_too_many_starts(void **unused)
+{
+	/* with TS_OVERLAP each 'a' starts a match that only a digit (or the
+	 * end of the word) decides: the stream must remember every one */
+	const struct ts_fsm_token a_alpha_digit[] = {
+		HEAD(TS_FSM_WILDCARD), CH('a'),
+		TOK(TS_FSM_ALPHA, TS_FSM_ANY, 0),
+		TOK(TS_FSM_DIGIT, TS_FSM_SINGLE, 0)
+	};
+	static char many[2001];
+	struct ts_config *conf;
+	struct ts_stream *s;
+	struct ts_match m;
+	unsigned int k;
+	int ret;
+
+	(void)unused;
+	memset(many, 'a', 2000);
+	s = open_stream(a_alpha_digit, NTOK(a_alpha_digit), TS_OVERLAP, &conf);
+	/* 100 fit */
+	assert_int_equal(textsearch_stream_write(s, many, 100), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	assert_int_equal(textsearch_stream_write(s, "1", 1), 0);
+	for (k = 0; k < 100; k++) {
+		assert_int_equal(textsearch_stream_next(s, &m), 1);
+		assert_true(m.start == k && m.end == 101);
+	}
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	/* 2000 do not: an error, not a wrong answer, until reset */
+	assert_int_equal(textsearch_stream_write(s, many, 2000), 0);
+	ret = textsearch_stream_next(s, &m);
+	assert_int_equal(ret, -ENOBUFS);
+	assert_int_equal(textsearch_stream_write(s, "1", 1), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), -ENOBUFS);
+	textsearch_stream_reset(s);
+	expect_yield(s, "xaa1", "1-4 2-4");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+
+	/* without TS_OVERLAP one search holds them all */
+	s = open_stream(a_alpha_digit, NTOK(a_alpha_digit), 0, &conf);
+	assert_int_equal(textsearch_stream_write(s, many, 2000), 0);
+	assert_int_equal(textsearch_stream_next(s, &m), 0);
+	expect_yield(s, "1", "0-2001");
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -981,6 +1658,11 @@ int main(void)
 		cmocka_unit_test(near_wrap),
 		cmocka_unit_test(shared_config),
 		cmocka_unit_test(differential),
+		cmocka_unit_test(stream_waits),
+		cmocka_unit_test(stream_past_4g),
+		cmocka_unit_test(stream_too_many_starts),
+		cmocka_unit_test(stream_differential),
+		cmocka_unit_test(yielded_when_decided),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

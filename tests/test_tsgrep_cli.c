@@ -2511,19 +2511,6 @@ static void test_summary(void **st)
 
 /* ---- setup ------------------------------------------------------------- */
 
-static bool have_gnu_grep(void)
-{
-	FILE *p = popen("grep --version 2>/dev/null", "r");
-	char line[256] = "";
-	bool gnu;
-
-	if (!p)
-		return false;
-	gnu = fgets(line, sizeof(line), p) && strstr(line, "GNU grep");
-	pclose(p);
-	return gnu;
-}
-
 /*
  * --algo shiftor autoloads the plugin from TEXTSEARCH_PLUGIN_PATH, whose
  * relative entries the library ignores; run-tests.sh sets it absolute, but
@@ -2579,7 +2566,7 @@ int main(void)
 
 	if (!build)
 		build = "build/default";
-	if (!have_gnu_grep()) {
+	if (!test_have_gnu_grep()) {
 		printf("not ok: GNU grep not found; tsgrep is compared "
 		       "against it\n");
 		return 1;

@@ -551,19 +551,6 @@ static void test_summary(void **st)
 	       "match, tsgrep takes -x alone (not compared)\n");
 }
 
-static bool have_gnu_grep(void)
-{
-	FILE *p = popen("grep --version 2>/dev/null", "r");
-	char line[256] = "";
-	bool gnu;
-
-	if (!p)
-		return false;
-	gnu = fgets(line, sizeof(line), p) && strstr(line, "GNU grep");
-	pclose(p);
-	return gnu;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,7 +567,7 @@ int main(void)
 	const char *build;
 	int ret;
 
-	if (!have_gnu_grep()) {
+	if (!test_have_gnu_grep()) {
 		printf("not ok: GNU grep not found; tsgrep is compared "
 		       "against it\n");
 		return 1;

@@ -35,7 +35,7 @@ static unsigned int literal_keep(struct ts_config *conf, const u8 *tail,
 {
 	const u8 *pattern = conf->ops->get_pattern(conf);
 	unsigned int plen = conf->ops->get_pattern_len(conf);
-	bool icase = conf->flags & TS_IGNORECASE;
+	bool icase = ts_plain_folds(conf, pattern, plen);
 	unsigned int budget = KEEP_BUDGET(len);
 	unsigned int n = len < plen ? len : plen - 1;
 	u8 first = icase ? textsearch_fold(pattern[0]) : pattern[0];
@@ -54,5 +54,467 @@ static unsigned int literal_keep(struct ts_config *conf, const u8 *tail,
 }
 
 const struct ts_stream_ops ts_literal_stream_ops = {
+	.keep = literal_keep,
+};
+
+/* ---- the native engine ----------------------------------------------------
+ *
+ * Through find, a write costs a search's setup, a provider, the window's
+ * bookkeeping and a keep: some 40 ns, whatever its size.  This engine
+ * scans the write where it lies instead, and carries nothing from one write
+ * to the next but a 64-bit word: bit j set when the last j + 1 bytes of the
+ * stream are the pattern's first j + 1 (the shift-and state of the pattern
+ * over the stream), which is all a match still to come needs of the past.
+ *
+ * A write of fewer than LIT_SHORT bytes (or fewer than the pattern) goes
+ * through the shift-and automaton byte by byte.  A longer one in three
+ * steps, in match order: the automaton over its first bytes while the
+ * state says a match begun earlier may end there; a vector filter over the
+ * starts inside the write, on the pattern's two rarest bytes
+ * (rarebyte_choose.h) 64 starts at a time, each survivor verified; then the
+ * state of its last bytes, from the starts whose bytes are a prefix of the
+ * pattern.  Verifies are charged to a budget (LIT_WORK per byte scanned):
+ * past it, on periodic data, the automaton takes the rest of the write, so
+ * a write costs O(len) whatever the data.
+ *
+ * AVX-512 BW and VBMI only (masked loads make the ends of a write cheap,
+ * byte permutes keep the loads aligned); elsewhere, and for patterns over
+ * 64 bytes, rarebyte streams through find.
+ */
+#include "rarebyte_choose.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LIT_X86 1
+#define LIT_TARGET \
+	__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi,bmi2")))
+#else
+#define LIT_X86 0
+#endif
+
+#define LIT_MAX 64u
+#define LIT_SHORT 10u
+/* verify bytes allowed per byte scanned, and a slack */
+#define LIT_WORK 4u
+#define LIT_SLACK 256u
+#define LIT_NONE SIZE_MAX
+#define LIT_GIVEUP (SIZE_MAX - 1)
+
+enum lit_phase {
+	LIT_IDLE, /* the input is new */
+	LIT_BITAP,
+	LIT_SCAN,
+	LIT_DONE,
+};
+
+struct lit {
+	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
+	uint64_t state;	    /* the shift-and state after the stream so far */
+	uint64_t resume;    /* without TS_OVERLAP no match starts before */
+	uint64_t emit_from; /* the automaton reports no start before this */
+	size_t pos;	    /* next byte (automaton) or start (scan) */
+	size_t stop;	    /* the automaton runs to here */
+	unsigned char phase, after; /* after: the phase past the automaton */
+	bool head; /* the automaton stops once the state is 0 */
+	bool icase, overlap;
+	unsigned int m, i1, i2;
+	u8 c1, c2, or1, or2, p0, p1, o0, o1;
+	u8 fold[256];
+	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
+};
+
+static bool literal_native(struct ts_config *conf)
+{
+#if LIT_X86
+	unsigned int m = conf->ops->get_pattern_len(conf);
+
+	return m >= 1 && m <= LIT_MAX && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vbmi") &&
+	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+#else
+	(void)conf;
+	return false;
+#endif
+}
+
+/* 0 where the CPU or the pattern does not suit the engine: the stream
+ * then goes through find (with literal_keep) */
+static size_t lit_state_size(struct ts_config *conf)
+{
+	return literal_native(conf) ? sizeof(struct lit) : 0;
+}
+
+static void lit_reset(struct ts_config *conf, void *state)
+{
+	struct lit *l = state;
+	const u8 *pattern = conf->ops->get_pattern(conf);
+	uint64_t by_value[256];
+	unsigned int i, m = conf->ops->get_pattern_len(conf);
+
+	if (m > LIT_MAX)
+		m = LIT_MAX; /* never streamed here: literal_native() */
+	l->icase = ts_plain_folds(conf, pattern, m);
+	l->overlap = conf->flags & TS_OVERLAP;
+	l->m = m;
+	ts_fill_fold_table(l->fold, l->icase);
+	memset(by_value, 0, sizeof(by_value));
+	memset(l->folded, 0, sizeof(l->folded));
+	for (i = 0; i < m; i++) {
+		l->folded[i] = l->fold[pattern[i]];
+		by_value[l->folded[i]] |= 1ull << i;
+	}
+	/* a byte matches where its folded value is the pattern's */
+	for (i = 0; i < 256; i++)
+		l->mask[i] = by_value[l->fold[i]];
+	rb_choose_positions(l->folded, m, l->icase, &l->i1, &l->i2);
+	l->c1 = l->folded[l->i1];
+	l->c2 = l->folded[l->i2];
+	l->or1 = l->icase && rb_is_folding_letter(l->c1) ? 0x20 : 0;
+	l->or2 = l->icase && rb_is_folding_letter(l->c2) ? 0x20 : 0;
+	l->p0 = l->folded[0];
+	l->p1 = l->folded[m > 1 ? 1 : 0];
+	l->o0 = l->icase && rb_is_folding_letter(l->p0) ? 0x20 : 0;
+	l->o1 = l->icase && rb_is_folding_letter(l->p1) ? 0x20 : 0;
+	l->state = 0;
+	l->resume = 0;
+	l->phase = LIT_IDLE;
+}
+
+#if LIT_X86
+/* Whether the @len bytes at @s (len <= m) are the pattern's first: one
+ * masked load, folded in the register for TS_IGNORECASE (A-Z and
+ * 0xC0-0xDE but 0xD7 take 0x20, as textsearch_fold()). */
+static inline LIT_TARGET bool lit_prefix(const struct lit *l, __m512i pat,
+					 const u8 *s, unsigned int len)
+{
+	__mmask64 in = _bzhi_u64(~0ull, len);
+	__m512i v = _mm512_maskz_loadu_epi8(in, s);
+
+	if (l->icase) {
+		__mmask64 up =
+			_mm512_cmple_epu8_mask(
+				_mm512_sub_epi8(v, _mm512_set1_epi8('A')),
+				_mm512_set1_epi8(25)) |
+			(_mm512_cmple_epu8_mask(
+				 _mm512_sub_epi8(v,
+						 _mm512_set1_epi8((char)0xC0)),
+				 _mm512_set1_epi8(0x1E)) &
+			 _mm512_cmpneq_epi8_mask(v,
+						 _mm512_set1_epi8((char)0xD7)));
+
+		v = _mm512_mask_add_epi8(v, up, v, _mm512_set1_epi8(0x20));
+	}
+	return !_mm512_mask_cmpneq_epi8_mask(in, v, pat);
+}
+
+/* The survivors @k of the starts p + j: the first that matches, else
+ * LIT_NONE, or LIT_GIVEUP (*@stop the start not verified) once the
+ * verifies have cost LIT_WORK bytes per byte scanned from @from, plus
+ * LIT_SLACK. */
+static inline LIT_TARGET size_t lit_check(const struct lit *l, __m512i pat,
+					  const u8 *s, size_t p, __mmask64 k,
+					  size_t from, size_t *spent,
+					  size_t *stop)
+{
+	while (k) {
+		size_t q = p + (size_t)__builtin_ctzll(k);
+
+		*spent += l->m;
+		if (*spent > LIT_SLACK + LIT_WORK * (q - from)) {
+			*stop = q;
+			return LIT_GIVEUP;
+		}
+		if (lit_prefix(l, pat, s + q, l->m))
+			return q;
+		k &= k - 1;
+	}
+	return LIT_NONE;
+}
+
+static const u8 lit_iota[64] = {
+	0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+};
+
+/*
+ * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
+ * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()).
+ *
+ * The bulk loads each 64 bytes once, aligned: the filter bytes of the 64
+ * starts of an aligned block are a byte permute of that block and the
+ * next (i1, i2 < 64).  Loads that straddle cache lines, two per 64 starts,
+ * cost a third of the throughput on data that comes from memory.  The
+ * starts before the first aligned one and those too near the end for a
+ * whole next block take unaligned and masked loads.
+ */
+static inline __attribute__((always_inline)) LIT_TARGET size_t
+lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
+{
+	const size_t last = n - l->m;
+	const __m512i c1 = _mm512_set1_epi8((char)l->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)l->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)l->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)l->or2);
+	const __m512i pat = _mm512_loadu_si512(l->folded);
+	const u8 *a = s + l->i1, *b = s + l->i2;
+	size_t p = from, spent = 0, r, mis;
+	__mmask64 k;
+
+	if (p > last)
+		return LIT_NONE;
+	mis = (uintptr_t)(s + p) & 63;
+	if (mis && p + 128 + (64 - mis) <= n) {
+		/* the starts up to the first aligned one */
+		__mmask64 in = _bzhi_u64(~0ull, (unsigned int)(64 - mis));
+
+		/* both loads under @in: the second must not wait for the
+		 * first's compare */
+		k = _mm512_mask_cmpeq_epi8_mask(
+			    in,
+			    _mm512_or_si512(_mm512_maskz_loadu_epi8(in, a + p),
+					    o1),
+			    c1) &
+		    _mm512_mask_cmpeq_epi8_mask(
+			    in,
+			    _mm512_or_si512(_mm512_maskz_loadu_epi8(in, b + p),
+					    o2),
+			    c2);
+		r = lit_check(l, pat, s, p, k, from, &spent, stop);
+		if (r != LIT_NONE)
+			return r;
+		p += 64 - mis;
+	}
+	if (!((uintptr_t)(s + p) & 63) && p + 128 <= n) {
+		const __m512i iota = _mm512_loadu_si512(lit_iota);
+		const __m512i x1 =
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->i1));
+		const __m512i x2 =
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->i2));
+		__m512i lo = _mm512_load_si512(s + p), hi;
+
+		do {
+			hi = _mm512_load_si512(s + p + 64);
+			k = _mm512_cmpeq_epi8_mask(
+				    _mm512_or_si512(_mm512_permutex2var_epi8(
+							    lo, x1, hi),
+						    o1),
+				    c1) &
+			    _mm512_cmpeq_epi8_mask(
+				    _mm512_or_si512(_mm512_permutex2var_epi8(
+							    lo, x2, hi),
+						    o2),
+				    c2);
+			if (k) {
+				r = lit_check(l, pat, s, p, k, from, &spent,
+					      stop);
+				if (r != LIT_NONE)
+					return r;
+			}
+			lo = hi;
+			p += 64;
+		} while (p + 128 <= n);
+	}
+	while (p <= last) {
+		size_t left = last - p + 1, step = 64;
+
+		if (left >= 64) {
+			k = _mm512_cmpeq_epi8_mask(
+				    _mm512_or_si512(_mm512_loadu_si512(a + p),
+						    o1),
+				    c1) &
+			    _mm512_cmpeq_epi8_mask(
+				    _mm512_or_si512(_mm512_loadu_si512(b + p),
+						    o2),
+				    c2);
+		} else {
+			__mmask64 in = _bzhi_u64(~0ull, (unsigned int)left);
+
+			k = _mm512_mask_cmpeq_epi8_mask(
+				    in,
+				    _mm512_or_si512(
+					    _mm512_maskz_loadu_epi8(in, a + p),
+					    o1),
+				    c1) &
+			    _mm512_mask_cmpeq_epi8_mask(
+				    in,
+				    _mm512_or_si512(
+					    _mm512_maskz_loadu_epi8(in, b + p),
+					    o2),
+				    c2);
+			step = left;
+		}
+		r = lit_check(l, pat, s, p, k, from, &spent, stop);
+		if (r != LIT_NONE)
+			return r;
+		p += step;
+	}
+	return LIT_NONE;
+}
+
+/* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
+ * bytes, the starts whose bytes are a prefix of the pattern. */
+static inline __attribute__((always_inline)) LIT_TARGET uint64_t
+lit_tail(const struct lit *l, const u8 *s, size_t n)
+{
+	const unsigned int t = l->m - 1;
+	const u8 *tail = s + n - t;
+	__mmask64 in, k;
+	__m512i v, pat;
+	uint64_t state = 0;
+
+	if (!t)
+		return 0;
+	in = _bzhi_u64(~0ull, t);
+	v = _mm512_maskz_loadu_epi8(in, tail);
+	/* a start k is a candidate when its byte is the pattern's first and
+	 * the next one (if written) its second */
+	k = _mm512_mask_cmpeq_epi8_mask(
+		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->o0)),
+		_mm512_set1_epi8((char)l->p0));
+	/* no early exit: whether a tail has the first byte is a coin toss
+	 * the branch predictor loses */
+	k &= (_mm512_cmpeq_epi8_mask(
+		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->o1)),
+		      _mm512_set1_epi8((char)l->p1)) >>
+	      1) |
+	     (1ull << (t - 1));
+	pat = _mm512_loadu_si512(l->folded);
+	while (k) {
+		unsigned int at = (unsigned int)__builtin_ctzll(k);
+		unsigned int len = t - at;
+
+		if (lit_prefix(l, pat, tail + at, len))
+			state |= 1ull << (len - 1);
+		k &= k - 1;
+	}
+	return state;
+}
+#endif
+
+static int lit_emit(struct lit *l, uint64_t start, struct ts_match *m)
+{
+	m->start = start;
+	m->end = start + l->m;
+	m->id = 0;
+	if (!l->overlap)
+		l->resume = m->end;
+	return 1;
+}
+
+/* The automaton over s[l->pos, l->stop): 1 and *@m at a match to report,
+ * else 0 with l->state up to date. */
+static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
+		     struct ts_match *m)
+{
+	const uint64_t top = 1ull << (l->m - 1);
+	const u8 *s = in->data;
+	uint64_t d = l->state;
+	size_t i = l->pos;
+
+	for (; i < l->stop; i++) {
+		d = ((d << 1) | 1) & l->mask[s[i]];
+		if (d & top) {
+			uint64_t start = in->offset + i + 1 - l->m;
+
+			if (start >= l->emit_from &&
+			    (l->overlap || start >= l->resume)) {
+				l->state = d;
+				l->pos = i + 1;
+				return lit_emit(l, start, m);
+			}
+		}
+		if (l->head && !d)
+			break;
+	}
+	l->state = d;
+	return 0;
+}
+
+#if LIT_X86
+/* only ever called where literal_native() said yes */
+LIT_TARGET
+#endif
+static int lit_next(struct ts_config *conf, void *state,
+		    const struct ts_stream_input *in, struct ts_match *m)
+{
+	struct lit *l = state;
+	const size_t n = in->len;
+
+	(void)conf;
+	if (in->end || !n)
+		return 0; /* a literal never waits on the end */
+	switch (l->phase) {
+	case LIT_IDLE:
+		l->pos = 0;
+		l->emit_from = 0;
+		if (n < LIT_SHORT || n < l->m) {
+			l->stop = n;
+			l->head = false;
+			l->after = LIT_DONE;
+		} else if (l->state) {
+			l->stop = l->m - 1;
+			l->head = true;
+			l->after = LIT_SCAN;
+		} else {
+			goto scan;
+		}
+		l->phase = LIT_BITAP;
+		/* fall through */
+	case LIT_BITAP:
+		if (lit_bitap(l, in, m))
+			return 1;
+		l->pos = 0;
+		if (l->after != LIT_SCAN)
+			break;
+		/* fall through */
+	case LIT_SCAN:
+scan : {
+#if LIT_X86
+	size_t from = l->pos, q, stop = 0;
+
+	l->phase = LIT_SCAN;
+	if (!l->overlap && l->resume > in->offset &&
+	    l->resume - in->offset > from)
+		from = (size_t)(l->resume - in->offset);
+	q = from + l->m <= n ? lit_scan(l, in->data, from, n, &stop) : LIT_NONE;
+	if (q == LIT_GIVEUP) {
+		/* the automaton takes the rest, reporting only the
+			 * starts not yet settled */
+		l->phase = LIT_BITAP;
+		l->state = 0;
+		l->pos = stop >= l->m - 1 ? stop - (l->m - 1) : 0;
+		l->emit_from = in->offset + stop;
+		l->stop = n;
+		l->head = false;
+		l->after = LIT_DONE;
+		if (lit_bitap(l, in, m))
+			return 1;
+		break;
+	}
+	if (q != LIT_NONE) {
+		l->pos = q + 1;
+		return lit_emit(l, in->offset + q, m);
+	}
+	l->state = lit_tail(l, in->data, n);
+#endif
+	break;
+}
+	default:
+		break;
+	}
+	l->phase = LIT_IDLE;
+	return 0;
+}
+
+const struct ts_stream_ops ts_rarebyte_stream_ops = {
+	.state_size = lit_state_size,
+	.reset = lit_reset,
+	.next = lit_next,
 	.keep = literal_keep,
 };

@@ -60,9 +60,10 @@ struct window {
 	bool searching;	     /* search holds a search of this window */
 	bool matched;	     /* the last match is in this window */
 	unsigned int last_start, last_len, last_id;
-	int keep;    /* cached keep of this window, -1 if not known */
-	u8 *hist;    /* cap bytes */
-	u8 *scratch; /* cap bytes, for a tail that spans both */
+	int keep;	     /* cached keep of this window, -1 if not known */
+	unsigned int keep_n; /* of how many last bytes it was asked */
+	u8 *hist;	     /* cap bytes */
+	u8 *scratch;	     /* cap bytes, for a tail that spans both */
 };
 
 static unsigned int window_cap(const struct ts_config *conf)
@@ -114,8 +115,13 @@ static unsigned int window_keep(struct window *w)
 	const u8 *tail;
 	unsigned int k;
 
-	if (w->keep >= 0)
+	/* without TS_OVERLAP no match begins before the end of the last
+	 * one: a pattern prefix that starts inside it cannot delay a match */
+	if (!(w->conf->flags & TS_OVERLAP) && w->resume > total - n)
+		n = total - w->resume;
+	if (w->keep >= 0 && w->keep_n == n)
 		return (unsigned int)w->keep;
+	w->keep_n = n;
 	if (!ops || !ops->keep || !n) {
 		w->keep = (int)n;
 		return n;
@@ -258,7 +264,11 @@ static const struct ts_stream_ops *engine_of(const struct ts_config *conf)
 {
 	const struct ts_stream_ops *ops = conf->ops->stream;
 
-	return ops && ops->next ? ops : &window_engine;
+	/* an engine may decline a config by a state size of 0 */
+	if (ops && ops->next && ops->state_size &&
+	    ops->state_size((struct ts_config *)conf))
+		return ops;
+	return &window_engine;
 }
 
 size_t textsearch_stream_size(const struct ts_config *conf)

@@ -8,6 +8,14 @@
  * scan limit, so every candidate lies wholly in the buffer.  Whether the
  * line is selected, and what that prints, is the engine's policy
  * (select_start() and friends in search.c), the same as for short lines.
+ *
+ * This is where a push-mode stream (textsearch_stream.h) would fit, and it
+ * is not used: -o prints a match's bytes from the buffer, so the tail a
+ * match may straddle must be kept here anyway; several configs (--algo
+ * without sets) would need their streams' matches merged into grep's
+ * leftmost-longest choice, which a stream per config cannot give without
+ * TS_OVERLAP and a merge; and a stream adds an allocation, and its failure,
+ * to what the limit below does in a few lines.
  */
 #include <errno.h>
 #include <unistd.h>

@@ -19,6 +19,18 @@
  * -w and -x are grep's tests on top of it.  Matches containing a newline
  * (possible with --hex or --fsm) are ignored: tsgrep matches within
  * lines, like grep.
+ *
+ * Input that arrives over time (a pipe, a FIFO, `tail -f`) takes the same
+ * path: read() returns what is there, the complete lines among it are
+ * searched at once and the unfinished one waits in the buffer, so a line's
+ * output is written as soon as its newline is read (and flushed then with
+ * --line-buffered, or before the next read may wait: read_more()).
+ * The library's push-mode stream (textsearch_stream.h) is not used here:
+ * it finds matches across writes without holding the bytes, but a line
+ * must be held whole to be printed, and -w, -x, -B, --color, the merge of
+ * several configs and the window's match cache all look at the bytes
+ * around a match in this buffer.  The carry of the unfinished line would
+ * stay, with a stream beside it: more code, and a second pass over lines.
  */
 #define _GNU_SOURCE /* SEEK_HOLE, memrchr */
 #include <errno.h>

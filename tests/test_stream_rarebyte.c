@@ -1,0 +1,252 @@
+/*
+ * test_stream_rarebyte.c - the native stream engine of "rarebyte"
+ * (src/algo/literal_stream.c), against the naive reference over the
+ * concatenation of the writes:
+ *   - patterns of 1 to 70 bytes (over 64 the generic engine takes over),
+ *     periodic ones on periodic data (the verify budget's fall-back to the
+ *     shift-and automaton), TS_IGNORECASE with ISO-8859-1 letters,
+ *     TS_OVERLAP, writes of 0 to 30,000 bytes cut anywhere, streams reset
+ *     and searched again;
+ *   - every write ends where a PROT_NONE page begins, so a vector load
+ *     past the write faults, masked or not;
+ *   - each match is yielded by the next() calls right after the write
+ *     that completed it;
+ *   - offsets past 4 GiB, over a stream of 4.1 GiB of writes.
+ * Where the CPU lacks AVX-512 VBMI, the same checks run the generic
+ * engine, which must give the same matches.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "testsupport.h"
+#include "textsearch_stream.h"
+
+#define MAXDATA 30000u
+#define GUARD_SPAN (8u * 4096u) /* the longest write */
+
+static u8 *guard_end; /* one past the last readable byte */
+
+static int setup(void **unused)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t span =
+		((GUARD_SPAN + (size_t)page - 1) / (size_t)page) * (size_t)page;
+	u8 *map;
+
+	(void)unused;
+	map = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || mprotect(map + span, (size_t)page, PROT_NONE))
+		return -1;
+	guard_end = map + span;
+	return 0;
+}
+
+struct expect {
+	uint64_t start;
+};
+
+/* The reference's matches of @pat in @data, in order. */
+static size_t reference(const u8 *pat, unsigned int m, const u8 *data,
+			unsigned int n, int flags, struct expect *out)
+{
+	size_t count = 0;
+	unsigned int from = 0, pos;
+
+	while ((pos = ref_find(pat, m, data, n, from, flags & TS_IGNORECASE)) !=
+	       UINT_MAX) {
+		out[count++].start = pos;
+		from = pos + ((flags & TS_OVERLAP) ? 1 : m);
+	}
+	return count;
+}
+
+static const char *const alphabets[] = {
+	"ab",
+	"abc",
+	"aB",
+	"xyzXYZ\xe0\xc0\xd7\xf7",
+	"abcdefghijklmnopqrstuvwxyz ",
+};
+
+static void test_differential(void **unused)
+{
+	struct rng r = { test_seed("stream rarebyte", 2026) };
+	static u8 data[MAXDATA];
+	static struct expect ref[MAXDATA + 1];
+	unsigned long compared = 0;
+
+	(void)unused;
+	for (int it = 0; it < 1500; it++) {
+		int flags = (rng_below(&r, 2) ? TS_IGNORECASE : 0) |
+			    (rng_below(&r, 2) ? TS_OVERLAP : 0);
+		const char *alpha = alphabets[rng_below(&r, 5)];
+		unsigned int al = (unsigned int)strlen(alpha);
+		unsigned int n =
+			1 + rng_below(&r, rng_below(&r, 4) ? 3000 : MAXDATA);
+		unsigned int m = rng_below(&r, 3) ? 1 + rng_below(&r, 70) :
+						    1 + rng_below(&r, 8);
+		bool periodic = rng_below(&r, 3) == 0;
+		unsigned int period = 1 + rng_below(&r, 4), mode;
+		u8 pat[80];
+		struct ts_config *conf;
+		struct ts_stream *s;
+		size_t nref;
+
+		for (unsigned int i = 0; i < m; i++)
+			pat[i] = (u8)(periodic ? alpha[i % period % al] :
+						 alpha[rng_below(&r, al)]);
+		for (unsigned int i = 0; i < n; i++)
+			data[i] = (u8)(periodic && rng_below(&r, 50) ?
+					       alpha[i % period % al] :
+					       alpha[rng_below(&r, al)]);
+		for (int k = (int)rng_below(&r, 5); k > 0; k--) {
+			unsigned int at = rng_below(&r, n);
+
+			if (at + m <= n)
+				memcpy(data + at, pat, m);
+		}
+		nref = reference(pat, m, data, n, flags, ref);
+		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
+					  flags);
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		mode = rng_below(&r, 4);
+		for (int pass = 0; pass < 2; pass++) {
+			unsigned int off = 0;
+			size_t got = 0, due = 0;
+			struct ts_match mt;
+
+			if (pass)
+				textsearch_stream_reset(s);
+			for (;;) {
+				unsigned int cut;
+				u8 *w;
+
+				switch (mode) {
+				case 0:
+					cut = rng_below(&r, 3);
+					break;
+				case 1:
+					cut = rng_below(&r, 100);
+					break;
+				case 2:
+					cut = rng_below(&r, 2000);
+					break;
+				default:
+					cut = rng_below(&r, 2) ?
+						      rng_below(&r, 20) :
+						      rng_below(&r, MAXDATA);
+				}
+				if (cut > n - off)
+					cut = n - off;
+				if (cut > GUARD_SPAN)
+					cut = GUARD_SPAN;
+				if (off == n)
+					break;
+				w = guard_end - cut;
+				memcpy(w, data + off, cut);
+				assert_int_equal(
+					textsearch_stream_write(s, w, cut), 0);
+				off += cut;
+				while (textsearch_stream_next(s, &mt) > 0) {
+					assert_true(got < nref);
+					assert_int_equal(mt.start,
+							 ref[got].start);
+					assert_int_equal(mt.end,
+							 ref[got].start + m);
+					assert_int_equal(mt.id, 0);
+					got++;
+				}
+				/* decided as soon as written: every match
+				 * that ends within what was written is out
+				 * (for a literal, the search of that prefix
+				 * finds just those) */
+				while (due < nref && ref[due].start + m <= off)
+					due++;
+				assert_int_equal(got, due);
+				memset(w, '#', cut);
+			}
+			assert_int_equal(textsearch_stream_end(s), 0);
+			assert_int_equal(textsearch_stream_next(s, &mt), 0);
+			assert_int_equal(got, nref);
+			compared += got;
+		}
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+	printf("# stream rarebyte: %lu results compared\n", compared);
+	assert_true(compared > 100000);
+}
+
+/* 4.1 GiB of writes of one 1 MiB buffer holding the pattern at its end
+ * and across its wrap: every offset exact past 4 GiB. */
+static void test_offsets_past_4g(void **unused)
+{
+	static const char pat[] = "needle-in-haystack";
+	const unsigned int m = sizeof(pat) - 1, split = 7;
+	const size_t len = 1u << 20;
+	u8 *buf = malloc(len);
+	struct ts_config *conf;
+	struct ts_stream *s;
+	struct ts_match mt;
+	uint64_t writes = (UINT64_C(4100) << 20) / len, off = 0, found = 0;
+
+	(void)unused;
+	assert_non_null(buf);
+	memset(buf, 'h', len);
+	memcpy(buf + len / 2, pat, m);
+	/* the buffer's end and its start make a match across each write */
+	memcpy(buf + len - split, pat, split);
+	memcpy(buf, pat + split, m - split);
+	conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL, 0);
+	assert_false(IS_ERR(conf));
+	s = textsearch_stream_open(conf, GFP_KERNEL);
+	assert_false(IS_ERR(s));
+	for (uint64_t i = 0; i < writes; i++) {
+		/* the match across the boundary (none before the first
+		 * write), then the one in the middle */
+		uint64_t want[2] = { off - split, off + len / 2 };
+		unsigned int k = i ? 0 : 1;
+
+		assert_int_equal(textsearch_stream_write(s, buf, len), 0);
+		while (textsearch_stream_next(s, &mt) > 0) {
+			assert_true(k < 2);
+			assert_int_equal(mt.start, want[k]);
+			assert_int_equal(mt.end, want[k] + m);
+			k++;
+			found++;
+		}
+		assert_int_equal(k, 2);
+		off += len;
+	}
+	assert_int_equal(textsearch_stream_end(s), 0);
+	assert_int_equal(textsearch_stream_next(s, &mt), 0);
+	/* one in each write, one across each boundary */
+	assert_int_equal(found, 2 * writes - 1);
+	assert_true(off > (UINT64_C(1) << 32));
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_offsets_past_4g),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
