@@ -10,8 +10,10 @@
  * patterns cut from it (often through a character) or made of case
  * variants of its characters; single patterns with every literal
  * algorithm and sets with the set algorithms, with and without
- * TS_IGNORECASE and TS_OVERLAP, searched contiguously, in random blocks
- * and as push-mode streams written in random pieces.
+ * TS_IGNORECASE (alone or with TS_FOLD_LIBC, whose reference is the C
+ * library's towupper() asked at run time) and TS_OVERLAP, searched
+ * contiguously, in random blocks and as push-mode streams written in
+ * random pieces.
  *
  * UNICODE_CASEFOLDING names the file (default
  * /usr/share/unicode/CaseFolding.txt, Debian's unicode-data);
@@ -28,6 +30,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <locale.h>
+#include <wctype.h>
 
 #include "testsupport.h"
 #include "textsearch_stream.h"
@@ -143,16 +147,20 @@ static unsigned int ref_units(const u8 *s, unsigned int n, struct unit *u)
 	return k;
 }
 
-static long ref_key(long cp, bool icase)
+/* icase: 0 exact, 1 Unicode simple folding, 2 TS_FOLD_LIBC (the C
+ * library's towupper() in C.UTF-8, asked here at run time) */
+static long ref_key(long cp, int icase)
 {
-	return cp >= 0 && icase ? (long)fold_map[cp] : cp;
+	if (cp < 0 || !icase)
+		return cp;
+	return icase == 2 ? (long)towupper((wint_t)cp) : (long)fold_map[cp];
 }
 
 /* Every match of the set in @data in find/next order (as ref_set_matches
  * in tests/support, but by characters). */
 static struct ref_match *utf8_matches(const u8 *const *pats,
 				      const unsigned int *lens,
-				      unsigned int count, bool icase,
+				      unsigned int count, int icase,
 				      const u8 *data, unsigned int dlen,
 				      bool overlap, unsigned int *nout)
 {
@@ -258,6 +266,12 @@ static const char *const pieces[] = {
 	"\xcf\xb4",	    /* ϴ */
 	"\xd0\xbc",	    /* м */
 	"\xd0\x9c",	    /* М */
+	"\xe2\x84\xab",	    /* Angstrom sign */
+	"\xc3\x85",	    /* Å */
+	"\xe2\x84\xa6",	    /* Ohm sign */
+	"\xcf\x89",	    /* ω */
+	"\xd0\xb2",	    /* в */
+	"\xe1\xb2\x80",	    /* its old form, towupper() В */
 	"\xe3\xa9\x80",	    /* U+3A40, holds the bytes of é's fold */
 	"\xe6\x97\xa5",	    /* 日 */
 	"\xf0\x9f\x98\x80", /* emoji */
@@ -279,7 +293,8 @@ struct ucase {
 	u8 pats[4][80];
 	unsigned int plens[4];
 	unsigned int count;
-	bool icase, overlap;
+	int icase; /* as ref_key() */
+	bool overlap;
 };
 
 static unsigned int add_text(struct rng *r, u8 *out, unsigned int room,
@@ -327,7 +342,8 @@ static void make_case(struct rng *r, struct ucase *c, bool set)
 	/* a small palette makes matches common */
 	unsigned int palette = 4 + rng_below(r, NPIECES - 3);
 
-	c->icase = rng_below(r, 4) != 0;
+	c->icase = (int)rng_below(r, 4);
+	c->icase = c->icase > 2 ? 1 : c->icase;
 	c->overlap = rng_below(r, 4) == 0;
 	c->dlen = add_text(r, c->data, sizeof(c->data),
 			   rng_below(r, 5) == 0 ? rng_below(r, 6) :
@@ -468,6 +484,7 @@ static bool run_case(const char *algo, struct rng *r, const struct ucase *c,
 {
 	const u8 *pats[4];
 	int flags = TS_UTF8 | (c->icase ? TS_IGNORECASE : 0) |
+		    (c->icase == 2 ? TS_FOLD_LIBC : 0) |
 		    (c->overlap ? TS_OVERLAP : 0);
 	struct ts_config *conf;
 	struct ref_match *want;
@@ -612,6 +629,11 @@ static void refused(void **unused)
 	assert_int_equal(PTR_ERR(conf), -EINVAL);
 	conf = textsearch_prepare("nosuch", "a", 1, GFP_KERNEL, TS_UTF8);
 	assert_true(IS_ERR(conf));
+	/* TS_FOLD_LIBC means something only with TS_UTF8 */
+	conf = textsearch_prepare("kmp", "a", 1, GFP_KERNEL,
+				  TS_IGNORECASE | TS_FOLD_LIBC);
+	assert_true(IS_ERR(conf));
+	assert_int_equal(PTR_ERR(conf), -EINVAL);
 	conf = textsearch_prepare_set("kmp", (const void *const[]){ "a", "b" },
 				      (const unsigned int[]){ 1, 1 }, 2,
 				      GFP_KERNEL, TS_UTF8);
@@ -707,6 +729,11 @@ static int setup(void **unused)
 {
 	(void)unused;
 	load_casefolding();
+	/* TS_FOLD_LIBC's reference: the C library itself */
+	if (!setlocale(LC_ALL, "C.UTF-8") || towupper(0x3b1) != 0x391) {
+		fprintf(stderr, "no C.UTF-8 locale for towupper()\n");
+		return -1;
+	}
 	return 0;
 }
 

@@ -65,9 +65,9 @@ struct u8_conf {
 	unsigned int *var_pat; /* prefilter id -> pattern */
 	unsigned int span;     /* most bytes a start needs to be decided */
 	unsigned int pmax;     /* most bytes between a start and its key */
-	bool icase;
-	bool invalid;	    /* some pattern has an invalid byte */
-	int single_literal; /* 1: the prefilter has one literal */
+	u8 icase;	       /* U8_FOLD_* */
+	bool invalid;	       /* some pattern has an invalid byte */
+	int single_literal;    /* 1: the prefilter has one literal */
 	void *mem;
 };
 
@@ -117,18 +117,27 @@ static bool is_boundary(const struct u8_view *v, unsigned int s)
 	return true; /* a lead byte covers at most the 3 bytes after it */
 }
 
-static inline u32 fold_if(u32 cp, bool icase)
+/* How characters compare: the "icase" of the functions below. */
+enum { U8_FOLD_NONE, U8_FOLD_UCS, U8_FOLD_LIBC };
+
+static inline u32 fold_if(u32 cp, int icase)
 {
 	if (!icase)
 		return cp;
 	if (cp < 0x80)
 		return cp >= 'A' && cp <= 'Z' ? cp + 0x20 : cp;
-	return ts_ucs_fold(cp);
+	return icase == U8_FOLD_LIBC ? ts_libc_fold(cp) : ts_ucs_fold(cp);
+}
+
+static unsigned int fold_class(u32 cp, int icase, u32 cls[TS_UCS_CLASS_MAX])
+{
+	return icase == U8_FOLD_LIBC ? ts_libc_fold_class(cp, cls) :
+				       ts_ucs_fold_class(cp, cls);
 }
 
 /* Match elements [e, nel) of @p at d[i..n); the end, or -1. */
 static long match_forward(const struct u8_pat *p, unsigned int e, const u8 *d,
-			  unsigned int n, unsigned int i, bool icase)
+			  unsigned int n, unsigned int i, int icase)
 {
 	for (; e < p->nel; e++) {
 		const struct u8_elem *el = &p->el[e];
@@ -159,7 +168,7 @@ static long match_forward(const struct u8_pat *p, unsigned int e, const u8 *d,
 /* Match elements [0, e) of @p, all valid characters, ending at d[j]:
  * their start (not before d[0]), or -1. */
 static long match_backward(const struct u8_pat *p, unsigned int e, const u8 *d,
-			   unsigned int j, bool icase)
+			   unsigned int j, int icase)
 {
 	while (e--) {
 		unsigned int len = 0;
@@ -423,7 +432,7 @@ static bool same_literal(const u8 *a, unsigned int an, const u8 *b,
 
 /* The distinct prefilter literals of element @el (at most
  * TS_UCS_CLASS_MAX), each up to 4 bytes at lit[i]; how many. */
-static unsigned int elem_literals(const struct u8_elem *el, bool icase,
+static unsigned int elem_literals(const struct u8_elem *el, int icase,
 				  u8 lit[TS_UCS_CLASS_MAX][4],
 				  u8 litlen[TS_UCS_CLASS_MAX])
 {
@@ -435,7 +444,7 @@ static unsigned int elem_literals(const struct u8_elem *el, bool icase,
 		litlen[0] = 1;
 		return 1;
 	}
-	c = icase ? ts_ucs_fold_class(el->want, cls) : (cls[0] = el->want, 1);
+	c = icase ? fold_class(el->want, icase, cls) : (cls[0] = el->want, 1);
 	for (unsigned int i = 0; i < c; i++) {
 		u8 b[4];
 		unsigned int bl = ts_utf8_encode(cls[i], b), j;
@@ -452,7 +461,7 @@ static unsigned int elem_literals(const struct u8_elem *el, bool icase,
 }
 
 /* Decode @len bytes into elements (el may be NULL to count them). */
-static unsigned int parse(const u8 *s, unsigned int len, bool icase,
+static unsigned int parse(const u8 *s, unsigned int len, int icase,
 			  struct u8_elem *el)
 {
 	unsigned int i = 0, n = 0;
@@ -469,7 +478,7 @@ static unsigned int parse(const u8 *s, unsigned int len, bool icase,
 			e->want = l ? fold_if(cp, icase) : s[i];
 			e->maxlen = l ? (u8)l : 1;
 			if (l && icase) {
-				unsigned int c = ts_ucs_fold_class(cp, cls);
+				unsigned int c = fold_class(cp, icase, cls);
 				u8 tmp[4];
 
 				for (unsigned int j = 0; j < c; j++) {
@@ -493,7 +502,7 @@ static unsigned int parse(const u8 *s, unsigned int len, bool icase,
  * those, and an ASCII byte is a whole character), 1 when they are valid
  * characters without case variants (their bytes match only on
  * boundaries), 3 when both, 0 when only this engine can search them. */
-static int plain_kind(const struct u8_elem *el, unsigned int n, bool icase)
+static int plain_kind(const struct u8_elem *el, unsigned int n, int icase)
 {
 	bool cased = false, wide = false;
 
@@ -503,7 +512,7 @@ static int plain_kind(const struct u8_elem *el, unsigned int n, bool icase)
 
 		if (el[i].invalid)
 			return 0;
-		c = icase ? ts_ucs_fold_class(el[i].want, cls) : 1;
+		c = icase ? fold_class(el[i].want, icase, cls) : 1;
 		wide = wide || el[i].want >= 0x80;
 		if (c > 2 || (c == 2 && (cls[0] >= 0x80 || cls[1] >= 0x80)))
 			return 0;
@@ -562,9 +571,9 @@ static void choose_key(struct u8_pat *p)
 }
 
 /* Append the variants of @p's key to lits/lens (count in *n). */
-static void expand_key(const struct u8_pat *p, bool icase, u8 *buf,
-		       size_t *used, const void **lits, unsigned int *lens,
-		       unsigned int *n, unsigned int *var_pat, unsigned int id)
+static void expand_key(const struct u8_pat *p, int icase, u8 *buf, size_t *used,
+		       const void **lits, unsigned int *lens, unsigned int *n,
+		       unsigned int *var_pat, unsigned int id)
 {
 	u8 lit[U8_KEY_ELEMS_MAX][TS_UCS_CLASS_MAX][4];
 	u8 litlen[U8_KEY_ELEMS_MAX][TS_UCS_CLASS_MAX];
@@ -610,7 +619,9 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 				  gfp_t gfp_mask, int flags, bool force,
 				  unsigned int *longest, int *plain_flags)
 {
-	const bool icase = flags & TS_IGNORECASE;
+	const int icase = !(flags & TS_IGNORECASE) ? U8_FOLD_NONE :
+			  (flags & TS_FOLD_LIBC)   ? U8_FOLD_LIBC :
+						     U8_FOLD_UCS;
 	size_t nel = 0, bytes = 0, size, off;
 	unsigned int i, nvar = 0;
 	struct ts_config *conf;
@@ -662,8 +673,8 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 		u8_free(u);
 		free(conf);
 		/* the plain algorithm will do */
-		*plain_flags = flags &
-			       ~(TS_UTF8 | (kind == 1 ? TS_IGNORECASE : 0));
+		*plain_flags = flags & ~(TS_UTF8 | TS_FOLD_LIBC |
+					 (kind == 1 ? TS_IGNORECASE : 0));
 		return NULL;
 	}
 	lits = (const void **)((char *)u->mem + off);

@@ -68,4 +68,9 @@ u32 ts_ucs_fold(u32 cp) TS_HIDDEN;
  * first: how many (1 to TS_UCS_CLASS_MAX), stored at @out. */
 unsigned int ts_ucs_fold_class(u32 cp, u32 out[TS_UCS_CLASS_MAX]) TS_HIDDEN;
 
+/* The same for TS_FOLD_LIBC: the key of @cp under the build machine's
+ * towupper() in C.UTF-8 (ASCII keys in lower case), and its class. */
+u32 ts_libc_fold(u32 cp) TS_HIDDEN;
+unsigned int ts_libc_fold_class(u32 cp, u32 out[TS_UCS_CLASS_MAX]) TS_HIDDEN;
+
 #endif

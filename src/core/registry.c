@@ -275,9 +275,12 @@ static int check_request(const char *fn, const char *algo, gfp_t gfp_mask,
 {
 	if (!algo)
 		return ts_fail(-EINVAL, "%s: algorithm is NULL", fn);
-	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE | TS_OVERLAP | TS_UTF8))
+	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE | TS_OVERLAP | TS_UTF8 |
+		      TS_FOLD_LIBC))
 		return ts_fail(-EINVAL, "%s: unknown flags 0x%x", fn,
 			       (unsigned int)flags);
+	if ((flags & TS_FOLD_LIBC) && !(flags & TS_UTF8))
+		return ts_fail(-EINVAL, "%s: TS_FOLD_LIBC without TS_UTF8", fn);
 	if (gfp_mask != GFP_KERNEL && gfp_mask != GFP_ATOMIC)
 		return ts_fail(-EINVAL,
 			       "%s: gfp_mask must be GFP_KERNEL or "

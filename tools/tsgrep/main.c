@@ -869,8 +869,11 @@ static bool folds_latin1(const u8 *p, size_t len)
 }
 
 /*
- * -i as grep folds: in a UTF-8 locale, characters by Unicode simple case
- * folding (TS_UTF8), matching only whole characters; in the C locale
+ * -i as grep folds: in a UTF-8 locale, characters as the C library's
+ * towupper() relates them (TS_UTF8 | TS_FOLD_LIBC: grep 3.8 uses glibc's
+ * regex, not Unicode simple folding, which differs on U+0131, U+212A,
+ * U+212B, U+2126, U+1E9E and U+03F4), matching only whole characters; in
+ * the C locale
  * ASCII letters only, so a pattern with bytes that TS_IGNORECASE would
  * fold besides gets every candidate (TS_OVERLAP) and tsgrep keeps those
  * that only ASCII folding makes equal (set_ascii()); in other locales
@@ -881,7 +884,7 @@ static int icase_flags(const struct options *opts)
 	if (!opts->ignore_case)
 		return 0;
 	if (is_utf8_locale())
-		return TS_IGNORECASE | TS_UTF8;
+		return TS_IGNORECASE | TS_UTF8 | TS_FOLD_LIBC;
 	if (is_ascii_locale()) {
 		for (size_t i = 0; i < opts->pats.n; i++) {
 			unsigned int len;
