@@ -56,6 +56,11 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
  * stream then decides a match only once they are seen. */
 bool ts_utf8_lookahead(const struct ts_config *conf) TS_HIDDEN;
 
+/* Whether a match of this config may end inside a character (TS_FOLD_LIBC,
+ * a pattern ending in an incomplete one): the search after it must then
+ * resume from it (ts_find_after()) to know where characters begin. */
+bool ts_utf8_partial(const struct ts_config *conf) TS_HIDDEN;
+
 /* Whether the algorithm of a plain (not the engine's) config folds bytes:
  * a TS_UTF8 config keeps the caller's flags, but ts_utf8_prepare() gives
  * the algorithm TS_IGNORECASE only for ASCII patterns; code that reads
@@ -121,6 +126,11 @@ unsigned int ts_find_after(struct ts_config *conf, struct ts_state *state,
 			   ts_get_next_block_fn get_next_block,
 			   unsigned int start, unsigned int len,
 			   unsigned int id) TS_HIDDEN;
+
+/* The end and id of the match the search in @state last returned, if it
+ * did: an engine resuming after it may need what it matched. */
+bool ts_last_match(const struct ts_state *state, unsigned int *end,
+		   unsigned int *id) TS_HIDDEN;
 
 /* Record a description of the error about to be returned, for
  * textsearch_last_error(); returns @err so callers can `return ts_fail(...)`. */

@@ -1,10 +1,7 @@
 /*
- * test_differential_utf8.c - TS_UTF8 against a reference built here,
- * independently of the library: the test reads the Unicode Character
- * Database's CaseFolding.txt itself at run time (the library uses the
- * table generated from it at build time) and cuts data into characters
- * with its own decoder (decode by the lead byte, then refuse what does not
- * encode back to the same bytes).
+ * test_differential_utf8.c - TS_UTF8 against the naive reference of
+ * tests/support/utf8_reference.c, built independently of the library (it
+ * reads CaseFolding.txt at run time, asks towupper(), decodes by itself).
  *
  * Random UTF-8 text in several scripts with invalid bytes mixed in;
  * patterns cut from it (often through a character) or made of case
@@ -30,207 +27,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <locale.h>
-#include <wctype.h>
 
 #include "testsupport.h"
+#include "utf8_reference.h"
 #include "textsearch_stream.h"
-
-#define NCP 0x110000u
-
-static uint32_t *fold_map; /* code point -> simple folding */
-
-static void load_casefolding(void)
-{
-	const char *path = getenv("UNICODE_CASEFOLDING");
-	char line[512];
-	unsigned int n = 0;
-	FILE *fp;
-
-	if (!path)
-		path = "/usr/share/unicode/CaseFolding.txt";
-	fp = fopen(path, "r");
-	if (!fp)
-		fprintf(stderr, "cannot read %s: install unicode-data\n", path);
-	assert_non_null(fp);
-	fold_map = malloc(NCP * sizeof(*fold_map));
-	assert_non_null(fold_map);
-	for (uint32_t c = 0; c < NCP; c++)
-		fold_map[c] = c;
-	while (fgets(line, sizeof(line), fp)) {
-		unsigned long src, dst;
-		char status;
-
-		if (sscanf(line, "%lx; %c; %lx;", &src, &status, &dst) != 3)
-			continue;
-		if (status != 'C' && status != 'S')
-			continue;
-		assert_true(src < NCP && dst < NCP);
-		fold_map[src] = (uint32_t)dst;
-		n++;
-	}
-	fclose(fp);
-	assert_true(n > 1000);
-}
-
-/* ---- reference ---------------------------------------------------------- */
-
-static unsigned int ref_encode(uint32_t cp, u8 *out)
-{
-	if (cp < 0x80) {
-		out[0] = (u8)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (u8)(0xC0 | cp >> 6);
-		out[1] = (u8)(0x80 | (cp & 63));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (u8)(0xE0 | cp >> 12);
-		out[1] = (u8)(0x80 | (cp >> 6 & 63));
-		out[2] = (u8)(0x80 | (cp & 63));
-		return 3;
-	}
-	out[0] = (u8)(0xF0 | cp >> 18);
-	out[1] = (u8)(0x80 | (cp >> 12 & 63));
-	out[2] = (u8)(0x80 | (cp >> 6 & 63));
-	out[3] = (u8)(0x80 | (cp & 63));
-	return 4;
-}
-
-/* A character of the data or pattern: its bytes and code point, or -1
- * for an invalid byte (then cp holds the byte). */
-struct unit {
-	unsigned int start, len;
-	long cp;
-};
-
-/* Decode by the lead byte, then refuse a sequence that does not encode
- * back to itself (overlong), a surrogate or a value past U+10FFFF. */
-static unsigned int ref_units(const u8 *s, unsigned int n, struct unit *u)
-{
-	unsigned int i = 0, k = 0;
-
-	while (i < n) {
-		u8 c = s[i];
-		unsigned int len = c < 0x80		 ? 1 :
-				   c >= 0xF0 && c < 0xF8 ? 4 :
-				   c >= 0xE0 && c < 0xF0 ? 3 :
-				   c >= 0xC0 && c < 0xE0 ? 2 :
-							   0;
-		uint32_t cp = len == 1 ? c :
-			      len == 2 ? c & 0x1F :
-			      len == 3 ? c & 0x0F :
-					 c & 0x07;
-		bool ok = len > 0 && i + len <= n;
-		u8 back[4];
-
-		for (unsigned int j = 1; ok && j < len; j++) {
-			if ((s[i + j] & 0xC0) != 0x80)
-				ok = false;
-			cp = cp << 6 | (s[i + j] & 0x3F);
-		}
-		if (ok && (cp >= NCP || (cp >= 0xD800 && cp < 0xE000) ||
-			   ref_encode(cp, back) != len))
-			ok = false;
-		u[k].start = i;
-		if (ok) {
-			u[k].len = len;
-			u[k].cp = cp;
-		} else {
-			u[k].len = 1;
-			u[k].cp = -1 - (long)c;
-		}
-		i += u[k++].len;
-	}
-	return k;
-}
-
-/* icase: 0 exact, 1 Unicode simple folding, 2 TS_FOLD_LIBC (the C
- * library's towupper() in C.UTF-8, asked here at run time) */
-static long ref_key(long cp, int icase)
-{
-	if (cp < 0 || !icase)
-		return cp;
-	return icase == 2 ? (long)towupper((wint_t)cp) : (long)fold_map[cp];
-}
-
-/* Every match of the set in @data in find/next order (as ref_set_matches
- * in tests/support, but by characters). */
-static struct ref_match *utf8_matches(const u8 *const *pats,
-				      const unsigned int *lens,
-				      unsigned int count, int icase,
-				      const u8 *data, unsigned int dlen,
-				      bool overlap, unsigned int *nout)
-{
-	struct unit *du = malloc((dlen + 1) * sizeof(*du));
-	struct ref_match *all = NULL, *out;
-	unsigned int nd, nall = 0, cap = 0, n = 0, next = 0;
-
-	assert_non_null(du);
-	nd = ref_units(data, dlen, du);
-	for (unsigned int p = 0; p < count; p++) {
-		struct unit pu[400];
-		unsigned int np = ref_units(pats[p], lens[p], pu);
-
-		for (unsigned int k = 0; k + np <= nd; k++) {
-			unsigned int j;
-
-			for (j = 0; j < np; j++)
-				if (ref_key(du[k + j].cp, icase) !=
-				    ref_key(pu[j].cp, icase))
-					break;
-			if (j < np)
-				continue;
-			if (nall == cap) {
-				cap = cap ? 2 * cap : 16;
-				all = realloc(all, cap * sizeof(*all));
-				assert_non_null(all);
-			}
-			all[nall].start = du[k].start;
-			all[nall].end = k + np < nd ? du[k + np].start : dlen;
-			all[nall++].id = p;
-		}
-	}
-	free(du);
-	/* order by (start, end, id) */
-	for (unsigned int i = 1; i < nall; i++)
-		for (unsigned int j = i; j > 0; j--) {
-			struct ref_match *a = &all[j - 1], *b = &all[j], t;
-
-			if (a->start < b->start ||
-			    (a->start == b->start &&
-			     (a->end < b->end ||
-			      (a->end == b->end && a->id < b->id))))
-				break;
-			t = *a;
-			*a = *b;
-			*b = t;
-		}
-	out = malloc((nall + 1) * sizeof(*out));
-	assert_non_null(out);
-	for (unsigned int i = 0; i < nall; i++) {
-		if (overlap) {
-			out[n++] = all[i];
-			continue;
-		}
-		if (all[i].start < next)
-			continue;
-		/* leftmost-longest, then lowest id */
-		unsigned int best = i;
-
-		for (unsigned int j = i + 1;
-		     j < nall && all[j].start == all[i].start; j++)
-			if (all[j].end > all[best].end)
-				best = j;
-		out[n++] = all[best];
-		next = all[best].end;
-	}
-	free(all);
-	*nout = n;
-	return out;
-}
 
 /* ---- cases ---------------------------------------------------------------- */
 
@@ -505,8 +305,9 @@ static bool run_case(const char *algo, struct rng *r, const struct ucase *c,
 		return mismatch(algo, c, "prepare", 0, 0, 0);
 	}
 	assert_int_equal(conf->flags, flags);
-	want = utf8_matches(pats, c->plens, c->count, c->icase, c->data,
-			    c->dlen, c->overlap, &nwant);
+	want = ref_utf8_matches(pats, c->plens, c->count, c->icase,
+				c->icase == REF_FOLD_LIBC, c->data, c->dlen,
+				c->overlap, &nwant);
 	b = blocks_random(c->data, c->dlen, r, (int)rng_below(r, 3));
 	ok = check_search(algo, c, conf, NULL, want, nwant) &&
 	     check_search(algo, c, conf, b, want, nwant) &&
@@ -672,9 +473,9 @@ static void reader_pipe(void **unused)
 		struct ts_config *conf =
 			textsearch_prepare("auto", pats[pi], plen, GFP_KERNEL,
 					   TS_UTF8 | TS_IGNORECASE);
-		struct ref_match *want = utf8_matches(pp, &plen, 1, true, data,
-						      (unsigned int)n, false,
-						      &nwant);
+		struct ref_match *want =
+			ref_utf8_matches(pp, &plen, 1, REF_FOLD_UCS, false,
+					 data, (unsigned int)n, false, &nwant);
 
 		assert_false(IS_ERR(conf));
 		assert_true(nwant > 0);
@@ -728,13 +529,7 @@ static void reader_pipe(void **unused)
 static int setup(void **unused)
 {
 	(void)unused;
-	load_casefolding();
-	/* TS_FOLD_LIBC's reference: the C library itself */
-	if (!setlocale(LC_ALL, "C.UTF-8") || towupper(0x3b1) != 0x391) {
-		fprintf(stderr, "no C.UTF-8 locale for towupper()\n");
-		return -1;
-	}
-	return 0;
+	return ref_utf8_init() ? 0 : -1;
 }
 
 int main(void)

@@ -44,6 +44,10 @@
 struct u8_elem {
 	u32 want; /* folded code point, or the invalid byte */
 	bool invalid;
+	/* TS_FOLD_LIBC: a byte of an incomplete character ending the
+	 * pattern, which matches the same byte even inside a character of
+	 * the data, as grep -i does */
+	bool partial;
 	u8 maxlen;   /* longest byte length of a character it matches */
 	u8 variants; /* distinct prefilter literals for it */
 };
@@ -54,6 +58,7 @@ struct u8_pat {
 	unsigned int key, keyend; /* key elements [key, keyend) */
 	unsigned int pmax;	  /* most bytes before the key */
 	bool cont_first;	  /* begins with an invalid continuation byte */
+	unsigned int tail;	  /* partial bytes at its end (mark_partial) */
 	const u8 *bytes;	  /* as given */
 	unsigned int len;
 };
@@ -67,6 +72,7 @@ struct u8_conf {
 	unsigned int pmax;     /* most bytes between a start and its key */
 	u8 icase;	       /* U8_FOLD_* */
 	bool invalid;	       /* some pattern has an invalid byte */
+	bool partial;	       /* some pattern has a tail (mark_partial) */
 	int single_literal;    /* 1: the prefilter has one literal */
 	void *mem;
 };
@@ -153,7 +159,7 @@ static long match_forward(const struct u8_pat *p, unsigned int e, const u8 *d,
 			len = ts_utf8_decode(d + i, n - i, &cp);
 		}
 		if (el->invalid) {
-			if (len || d[i] != el->want)
+			if ((len && !el->partial) || d[i] != el->want)
 				return -1;
 			i++;
 			continue;
@@ -295,6 +301,15 @@ static unsigned int u8_find(struct ts_config *conf, struct ts_state *state)
 	if (overlap && ts_overlap_prev(state, &pr.end, &pr.id)) {
 		pr.have = true;
 		pr.start = pos;
+	} else if (!overlap && ts_last_match(state, &lb0, &lbn) && lb0 == pos &&
+		   lbn < u->npat && u->pat[lbn].tail) {
+		/* the last match ended inside a character, on bytes that
+		 * are its pattern's own: they are the lookbehind that
+		 * tells a continuation byte at pos is not a boundary */
+		const struct u8_pat *mp = &u->pat[lbn];
+
+		hl = mp->tail;
+		memcpy(glue + U8_BEHIND - hl, mp->bytes + mp->len - hl, hl);
 	}
 	lbn = ts_provider_next(&pv, pos, &lb, state);
 	lb0 = pos;
@@ -411,6 +426,13 @@ bool ts_utf8_lookahead(const struct ts_config *conf)
 	return conf->ops == &ts_utf8_ops && u->invalid;
 }
 
+bool ts_utf8_partial(const struct ts_config *conf)
+{
+	const struct u8_conf *u = ts_config_priv((struct ts_config *)conf);
+
+	return conf->ops == &ts_utf8_ops && u->partial;
+}
+
 static const struct ts_stream_ops u8_stream_ops = {
 	.keep = u8_keep,
 };
@@ -475,6 +497,7 @@ static unsigned int parse(const u8 *s, unsigned int len, int icase,
 			u8 lit[TS_UCS_CLASS_MAX][4], litlen[TS_UCS_CLASS_MAX];
 
 			e->invalid = l == 0;
+			e->partial = false;
 			e->want = l ? fold_if(cp, icase) : s[i];
 			e->maxlen = l ? (u8)l : 1;
 			if (l && icase) {
@@ -522,6 +545,38 @@ static int plain_kind(const struct u8_elem *el, unsigned int n, int icase)
 	if (cased)
 		return wide ? 0 : 2;
 	return wide ? 1 : 3; /* 3: ASCII without letters, fine either way */
+}
+
+/*
+ * TS_FOLD_LIBC: mark the bytes of an incomplete character that ends the
+ * pattern (a lead byte and fewer continuation bytes than it announces,
+ * each where a well-formed sequence could have it), which grep -i matches
+ * as bytes, inside a character of the data too.  They were parsed as one
+ * invalid element each.
+ */
+static void mark_partial(const u8 *s, unsigned int len, struct u8_pat *p)
+{
+	for (unsigned int t = 1; t <= 3 && t <= len && t <= p->nel; t++) {
+		const u8 *b = s + len - t;
+		u8 seq[4] = { 0 };
+		u32 cp;
+
+		if (b[0] < 0xC2 || b[0] > 0xF4)
+			continue;
+		/* complete it with the smallest continuation bytes the lead
+		 * allows: a well-formed result means a proper prefix */
+		memcpy(seq, b, t);
+		for (unsigned int k = t; k < 4; k++)
+			seq[k] = k == 1 && b[0] == 0xE0 ? 0xA0 :
+				 k == 1 && b[0] == 0xF0 ? 0x90 :
+							  0x80;
+		if (ts_utf8_decode(seq, 4, &cp) > t) {
+			for (unsigned int k = 0; k < t; k++)
+				p->el[p->nel - 1 - k].partial = true;
+			p->tail = t;
+			return;
+		}
+	}
 }
 
 /*
@@ -664,6 +719,9 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 
 		p->el = (struct u8_elem *)((char *)u->mem + off);
 		p->nel = parse(patterns[i], lens[i], icase, p->el);
+		p->tail = 0;
+		if (flags & TS_FOLD_LIBC)
+			mark_partial(patterns[i], lens[i], p);
 		off += p->nel * sizeof(struct u8_elem);
 		kinds |= 1u << plain_kind(p->el, p->nel, icase);
 	}
@@ -705,6 +763,7 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 		if (inv)
 			span += 3;
 		u->invalid = u->invalid || inv;
+		u->partial = u->partial || p->tail;
 		if (span > u->span)
 			u->span = span;
 		choose_key(p);
@@ -739,8 +798,10 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 		free(conf);
 		return ERR_PTR(err);
 	}
-	/* streams keep longest - 1 bytes at most (u8_keep) */
-	*longest = u->span + (u->invalid ? 1 + U8_BEHIND : 0);
+	/* streams keep longest - 1 bytes at most (u8_keep), and after a
+	 * match that ends inside a character that match too (stream.c) */
+	*longest = u->span + (u->invalid ? 1 + U8_BEHIND : 0) +
+		   (u->partial ? u->span + U8_BEHIND : 0);
 	return conf;
 }
 
