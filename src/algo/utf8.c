@@ -26,6 +26,7 @@
 #include "utf8.h"
 #include "textsearch_stream.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -790,6 +791,20 @@ struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
 		u->inner = textsearch_prepare_set(set_algo ? algo : "auto",
 						  lits, litlens, nvar, gfp_mask,
 						  inner_flags);
+	/* the variants may be more literals than the algorithm named takes
+	 * (teddy: 128) though the patterns are not: then "auto" takes them */
+	if (IS_ERR(u->inner) && PTR_ERR(u->inner) == -EINVAL && nvar > count &&
+	    set_algo && strcmp(algo, "auto") != 0) {
+		struct ts_config *probe = textsearch_prepare_set(
+			algo, patterns, lens, count, gfp_mask, inner_flags);
+
+		if (!IS_ERR(probe)) {
+			textsearch_destroy(probe);
+			u->inner = textsearch_prepare_set("auto", lits, litlens,
+							  nvar, gfp_mask,
+							  inner_flags);
+		}
+	}
 	if (IS_ERR(u->inner)) {
 		int err = (int)PTR_ERR(u->inner);
 
