@@ -585,7 +585,8 @@ static void mark_partial(const u8 *s, unsigned int len, struct u8_pat *p)
  * U8_VARIANTS_MAX variants.  A candidate costs about variants / 16^bytes
  * (a letter of text is one of some 16 common ones), and several literals
  * take a slower prefilter (a set's) than one: score 4 per byte, up to 6
- * bytes, less log2 of the variants, less 2 for a set.
+ * bytes, less log2 of the variants, less 5 for a set (a set prefilter is
+ * much slower than one literal: "iong" keys on "ong", not i, I and ı).
  */
 static void choose_key(struct u8_pat *p)
 {
@@ -610,7 +611,7 @@ static void choose_key(struct u8_pat *p)
 				 p->el[k].want < 0x80 ? 1 :
 							2;
 			score = 4 * (long)(bytes < 6 ? bytes : 6) -
-				(prod > 1 ? 2 : 0) - (prod >= 2) - (prod >= 4) -
+				(prod > 1 ? 5 : 0) - (prod >= 2) - (prod >= 4) -
 				(prod >= 8);
 			if (score > best_score ||
 			    (score == best_score &&
