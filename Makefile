@@ -120,6 +120,33 @@ $(BUILD)/gen/plugin_dir.h: FORCE
 
 $(BUILD)/obj/src/core/plugin.o: $(BUILD)/gen/plugin_dir.h
 
+# Unicode simple case folding for TS_UTF8, generated from the Unicode
+# Character Database (Debian: unicode-data, scripts/install-deps.sh).
+UNICODE_CASEFOLDING ?= /usr/share/unicode/CaseFolding.txt
+$(BUILD)/gen/casefold_table.h: scripts/gen-casefold.awk
+	@mkdir -p $(@D)
+	@test -r '$(UNICODE_CASEFOLDING)' || { echo "$(UNICODE_CASEFOLDING)" \
+	  "is missing: install unicode-data (scripts/install-deps.sh) or set" \
+	  "UNICODE_CASEFOLDING" >&2; exit 1; }
+	awk -f scripts/gen-casefold.awk '$(UNICODE_CASEFOLDING)' > $@.tmp
+	@mv $@.tmp $@
+
+# The C library's towupper() in C.UTF-8 (GNU grep's -i there), for
+# TS_FOLD_LIBC: a program run on the build machine prints it in the same
+# format.  HOST_CC: a compiler for the machine that runs the build.
+HOST_CC ?= $(CC)
+$(BUILD)/gen/gen-libcfold: scripts/gen-libcfold.c
+	@mkdir -p $(@D)
+	$(HOST_CC) -std=c11 -O1 $< -o $@
+$(BUILD)/gen/libcfold_table.h: $(BUILD)/gen/gen-libcfold scripts/gen-casefold.awk
+	$(BUILD)/gen/gen-libcfold > $(BUILD)/gen/libcfold.txt
+	awk -v prefix=ts_lf -f scripts/gen-casefold.awk \
+	  $(BUILD)/gen/libcfold.txt > $@.tmp
+	@mv $@.tmp $@
+
+$(BUILD)/obj/src/algo/unicode.o: $(BUILD)/gen/casefold_table.h \
+  $(BUILD)/gen/libcfold_table.h
+
 $(BUILD)/obj/%.o: %.c $(HEADERS) src/internal.h $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@

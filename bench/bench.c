@@ -9,7 +9,7 @@
  *
  *   bench [--quick] [--corpus FILE] [--tsgrep PATH] [--algos "a b c"]
  *         [--blocks-only] [--sets | --sets-only] [--stream | --stream-only]
- *         [--timers | --timers-only]
+ *         [--timers | --timers-only] [--utf8-only]
  *
  * Single thread, best of N passes, each pass timed in CPU time of this
  * thread (CLOCK_THREAD_CPUTIME_ID): on a small shared machine other
@@ -27,6 +27,7 @@
 #include "bench_sets.h"
 #include "bench_stream.h"
 #include "bench_timer.h"
+#include "bench_utf8.h"
 #include "bench_util.h"
 
 #include <errno.h>
@@ -993,8 +994,8 @@ static void print_targets(void)
 
 /* Runs argv with stdout read back; returns wall seconds, or -1, and
  * stores the child's CPU seconds (user + system) in *cpu. */
-static double run_process(char *const argv[], char *out, size_t outsz,
-			  double *cpu)
+double bench_run_process(char *const argv[], char *out, size_t outsz,
+			 double *cpu)
 {
 	struct rusage ru;
 	int fds[2], status;
@@ -1095,9 +1096,9 @@ static void processes(const char *file, const char *tsgrep)
 				argv[n++] = (char *)file;
 				argv[n] = NULL;
 				for (i = 0; i < runs && ok; i++) {
-					times[i] = run_process(argv, out,
-							       sizeof(out),
-							       &cpus[i]);
+					times[i] = bench_run_process(
+						argv, out, sizeof(out),
+						&cpus[i]);
 					ok = times[i] >= 0;
 				}
 				if (!ok) {
@@ -1166,7 +1167,7 @@ int main(int argc, char **argv)
 {
 	const char *file = NULL, *tsgrep = NULL;
 	const char *list = getenv("BENCH_ALGOS");
-	int blocks_only = 0;
+	int blocks_only = 0, utf8_only = 0;
 	u8 *buf, *fbuf;
 	double t0 = bench_wall();
 	int i;
@@ -1186,6 +1187,8 @@ int main(int argc, char **argv)
 			list = argv[++i];
 		else if (!strcmp(argv[i], "--blocks-only"))
 			blocks_only = 1;
+		else if (!strcmp(argv[i], "--utf8-only"))
+			utf8_only = 1;
 		else if (!strcmp(argv[i], "--stream"))
 			streams = 1;
 		else if (!strcmp(argv[i], "--stream-only"))
@@ -1200,7 +1203,7 @@ int main(int argc, char **argv)
 				"[--tsgrep PATH] [--algos \"a b\"] "
 				"[--blocks-only] [--sets | --sets-only] "
 				"[--stream | --stream-only] "
-				"[--timers | --timers-only]\n",
+				"[--timers | --timers-only] [--utf8-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1241,6 +1244,11 @@ int main(int argc, char **argv)
 	print_load("at start");
 	if (blocks_only)
 		return bench_blocks(corpus, corpus_len, quick) ? 1 : 0;
+	if (utf8_only) {
+		if (file)
+			write_corpus(file);
+		return bench_utf8(buf, corpus_len, file, quick);
+	}
 	if (sets_only) {
 		wrong = bench_sets(buf, corpus_len, quick);
 		print_load("at end");
@@ -1269,6 +1277,7 @@ int main(int argc, char **argv)
 		write_corpus(file);
 		processes(file, tsgrep);
 	}
+	wrong |= bench_utf8(buf, corpus_len, file, quick);
 	if (sets)
 		wrong |= bench_sets(buf, corpus_len, quick);
 	if (streams)

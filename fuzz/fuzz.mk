@@ -69,6 +69,25 @@ $(FUZZ_BUILD)/gen/plugin_dir.h:
 	@mkdir -p $(@D)
 	@printf '#define TS_PLUGIN_DIR "%s"\n' '$(PLUGIN_OUT)' > $@
 
+# TS_UTF8's tables, made as the main build makes them (Makefile).
+UNICODE_CASEFOLDING ?= /usr/share/unicode/CaseFolding.txt
+HOST_CC ?= cc
+$(FUZZ_BUILD)/gen/casefold_table.h: scripts/gen-casefold.awk
+	@mkdir -p $(@D)
+	awk -f scripts/gen-casefold.awk '$(UNICODE_CASEFOLDING)' > $@.tmp
+	@mv $@.tmp $@
+$(FUZZ_BUILD)/gen/gen-libcfold: scripts/gen-libcfold.c
+	@mkdir -p $(@D)
+	$(HOST_CC) -std=c11 -O1 $< -o $@
+$(FUZZ_BUILD)/gen/libcfold_table.h: $(FUZZ_BUILD)/gen/gen-libcfold \
+                                    scripts/gen-casefold.awk
+	$(FUZZ_BUILD)/gen/gen-libcfold > $(FUZZ_BUILD)/gen/libcfold.txt
+	awk -v prefix=ts_lf -f scripts/gen-casefold.awk \
+	  $(FUZZ_BUILD)/gen/libcfold.txt > $@.tmp
+	@mv $@.tmp $@
+$(FUZZ_BUILD)/obj/src/algo/unicode.o: $(FUZZ_BUILD)/gen/casefold_table.h \
+                                      $(FUZZ_BUILD)/gen/libcfold_table.h
+
 $(FUZZ_BUILD)/obj/src/%.o: src/%.c $(FUZZ_HDRS) $(FUZZ_BUILD)/gen/plugin_dir.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fvisibility=hidden -Isrc \

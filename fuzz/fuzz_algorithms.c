@@ -32,13 +32,22 @@
  *   then     the data (fsm: at most FSM_MAX_DATA bytes, as its reference
  *            is quadratic)
  *
+ * TS_UTF8, a single pattern: byte 0 with bit 7 clear, bits 0-1 not 3
+ * (fsm) and bit 5 set (raw, which only fsm reads) says kmp, bm or (2)
+ * "auto" with TS_UTF8, bit 2 TS_IGNORECASE, bits 3-4 the blocks, bit 6
+ * GFP_ATOMIC; byte 3 (before the pattern) bit 0 TS_OVERLAP, bit 1
+ * TS_FOLD_LIBC.  Checked, ids and lengths too, against the naive UTF-8
+ * reference (tests/support/utf8_reference.c), which folds by
+ * CaseFolding.txt or towupper() on its own.
+ *
  * A set reads on differently after byte 0:
  *   byte 1   number of patterns (0 must be -EINVAL)
  *   byte 2   number of block sizes
  *   byte 3   bit 0: TS_OVERLAP; bits 1-2 (a set with "ac" only): 0 "ac",
  *            1 "teddy", 2 "teddy_scalar", 3 "teddy_ssse3" (teddy refuses
  *            more than 128 patterns: -EINVAL); bit 3: lengths from 2
- *            (below), so that a set of 64 or more has ac's prefilter
+ *            (below), so that a set of 64 or more has ac's prefilter;
+ *            bit 4: TS_UTF8, bit 5 (with bit 4): TS_FOLD_LIBC
  *   then     each pattern: a length byte (modulo 17; 0 must be -EINVAL),
  *            then its bytes
  *   then     the block sizes and the data, as above (at most
@@ -63,6 +72,7 @@
 #include "fsm_reference.h"
 #include "testsupport.h"
 #include "textsearch.h"
+#include "utf8_reference.h"
 #include "textsearch_fsm.h"
 #include "textsearch_stream.h"
 
@@ -129,6 +139,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		    textsearch_strerror((int)PTR_ERR(conf)),
 		    textsearch_last_error());
 	textsearch_destroy(conf);
+	if (!ref_utf8_init())
+		die("the TS_UTF8 reference needs CaseFolding.txt and C.UTF-8");
 	return 0;
 }
 
@@ -149,6 +161,8 @@ struct fuzz_case {
 	int algo;
 	bool icase, raw, atomic, overlap;
 	bool set;
+	bool single; /* a TS_UTF8 single pattern, run as a set of one */
+	int utf8;    /* 0, or TS_UTF8 with TS_FOLD_LIBC or not */
 	const char *set_algo;
 	int split;
 	u8 pat[256 * SET_MAX_LEN];
@@ -181,8 +195,20 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	c->atomic = ctl & 0x40;
 	c->set = c->algo == ALGO_SET_AC || c->algo == ALGO_SET_AUTO;
 	c->overlap = c->algo == ALGO_AUTO_OVERLAP;
+	if (!(ctl & 0x80) && (ctl & 3) != 3 && (ctl & 0x20)) {
+		static const char *const utf8_algos[] = { "kmp", "bm", "auto" };
+		u8 b3 = take(&r);
 
-	if (c->set) {
+		c->set = c->single = true;
+		c->set_algo = utf8_algos[ctl & 3];
+		c->overlap = b3 & 1;
+		c->utf8 = TS_UTF8 | (b3 & 2 ? TS_FOLD_LIBC : 0);
+		c->count = 1;
+		c->lens[0] = len;
+		c->pats[0] = c->pat;
+		for (i = 0; i < len; i++)
+			c->pat[i] = take(&r);
+	} else if (c->set) {
 		unsigned int used = 0;
 
 		static const char *const set_algos[] = { "ac", "teddy",
@@ -191,6 +217,8 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 		u8 b3 = take(&r);
 
 		c->overlap = b3 & 1;
+		c->utf8 = b3 & 0x10 ? TS_UTF8 | (b3 & 0x20 ? TS_FOLD_LIBC : 0) :
+				      0;
 		c->set_algo = c->algo == ALGO_SET_AC ?
 				      set_algos[(b3 >> 1) & 3] :
 				      "auto";
@@ -242,7 +270,7 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	c->dlen = (unsigned int)r.n;
 	if (c->algo == 3 && c->dlen > FSM_MAX_DATA)
 		c->dlen = FSM_MAX_DATA;
-	if (c->set && c->dlen > SET_MAX_DATA)
+	if (c->set && !c->single && c->dlen > SET_MAX_DATA)
 		c->dlen = SET_MAX_DATA;
 	/* a copy of exactly its size: reading past it is caught */
 	c->data = malloc(c->dlen ? c->dlen : 1);
@@ -354,11 +382,11 @@ static unsigned int compare_set(const struct fuzz_case *c, const char *how,
 		    len != want[i].end - want[i].start)
 			die("set of %u (%s), %s: match %u at %u id %u len %u, "
 			    "reference says %u id %u len %u (data %u bytes, "
-			    "icase %d, overlap %d)",
+			    "icase %d, overlap %d, flags for UTF-8 0x%x)",
 			    c->count, conf->ops->name, how, i, pos, id, len,
 			    want[i].start, want[i].id,
 			    want[i].end - want[i].start, c->dlen, c->icase,
-			    c->overlap);
+			    c->overlap, (unsigned int)c->utf8);
 		pos = textsearch_next(conf, st);
 		calls++;
 	}
@@ -510,7 +538,7 @@ static void run_stream(const struct fuzz_case *c, struct ts_config *conf,
 static void run_set(struct fuzz_case *c)
 {
 	int flags = (c->icase ? TS_IGNORECASE : 0) |
-		    (c->overlap ? TS_OVERLAP : 0);
+		    (c->overlap ? TS_OVERLAP : 0) | c->utf8;
 	struct ts_config *conf;
 	struct ts_state st;
 	struct ref_match *want;
@@ -519,10 +547,14 @@ static void run_set(struct fuzz_case *c)
 	long err = expected_error(c);
 	u8 *before;
 
-	conf = textsearch_prepare_set(c->set_algo, (const void *const *)c->pats,
-				      c->lens, c->count,
-				      c->atomic ? GFP_ATOMIC : GFP_KERNEL,
-				      flags);
+	conf = c->single ?
+		       textsearch_prepare(c->set_algo, c->pats[0], c->lens[0],
+					  c->atomic ? GFP_ATOMIC : GFP_KERNEL,
+					  flags) :
+		       textsearch_prepare_set(
+			       c->set_algo, (const void *const *)c->pats,
+			       c->lens, c->count,
+			       c->atomic ? GFP_ATOMIC : GFP_KERNEL, flags);
 	if (err) {
 		if (!IS_ERR(conf) || PTR_ERR(conf) != err)
 			die("set of %u (%s): prepare of a bad set gave %ld, "
@@ -535,8 +567,17 @@ static void run_set(struct fuzz_case *c)
 		die("set of %u: prepare failed: %s (%s)", c->count,
 		    textsearch_strerror((int)PTR_ERR(conf)),
 		    textsearch_last_error());
-	want = ref_set_matches(c->pats, c->lens, c->count, c->icase, c->data,
-			       c->dlen, c->overlap, &nwant);
+	if (c->utf8)
+		want = ref_utf8_matches(c->pats, c->lens, c->count,
+					!c->icase ? REF_FOLD_NONE :
+					(c->utf8 & TS_FOLD_LIBC) ?
+						    REF_FOLD_LIBC :
+						    REF_FOLD_UCS,
+					c->utf8 & TS_FOLD_LIBC, c->data,
+					c->dlen, c->overlap, &nwant);
+	else
+		want = ref_set_matches(c->pats, c->lens, c->count, c->icase,
+				       c->data, c->dlen, c->overlap, &nwant);
 
 	before = conf_snapshot(conf);
 	pos = textsearch_find_continuous(conf, &st, c->data, c->dlen);

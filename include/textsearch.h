@@ -104,8 +104,19 @@ static inline int IS_ERR_OR_NULL(const void *ptr)
 
 /* Flags for textsearch_prepare(); any other bit is -EINVAL. */
 #define TS_AUTOLOAD 1	/* load ts_<algo>.so if the algorithm is unknown */
-#define TS_IGNORECASE 2 /* fold ASCII and ISO-8859-1 letters */
+#define TS_IGNORECASE 2 /* fold ASCII and ISO-8859-1 letters (but TS_UTF8) */
 #define TS_OVERLAP 4	/* every occurrence, by start, end, then id */
+/* Pattern and data are UTF-8: matches begin and end on character
+ * boundaries, an invalid byte matches only itself, and with TS_IGNORECASE
+ * characters fold by Unicode simple case folding instead of bytes by
+ * ISO-8859-1.  For the literal algorithms and sets, not fsm. */
+#define TS_UTF8 8
+/* With TS_UTF8 | TS_IGNORECASE: characters are equal when the C library's
+ * towupper() in C.UTF-8 maps them to the same character, as GNU grep -i
+ * compares them there, instead of by Unicode simple case folding (they
+ * differ on a few: U+0131 is i, U+212A is not k).  The table is made from
+ * the build machine's C library at build time.  Only with TS_UTF8. */
+#define TS_FOLD_LIBC 16
 
 /* Longest algorithm name, as the kernel's 16-byte xt_string field allows. */
 #define TS_NAME_MAX 15
@@ -289,10 +300,11 @@ TS_API int textsearch_unregister(struct ts_ops *ops);
  * for this literal pattern and these flags, chosen here (conf->ops->name
  * says which; "auto" is reserved, never registered).  @gfp_mask is
  * GFP_KERNEL or GFP_ATOMIC; @flags is a mask of TS_AUTOLOAD,
- * TS_IGNORECASE and TS_OVERLAP.  Returns the config or an error
+ * TS_IGNORECASE, TS_OVERLAP, TS_UTF8 and TS_FOLD_LIBC.  Returns the config or an error
  * pointer (errno is set too):
  *   -EINVAL  zero length, NULL argument, bad flags or gfp_mask, invalid
- *            name, or a pattern the algorithm rejects
+ *            name, a pattern the algorithm rejects, or TS_UTF8 with fsm,
+ *            a plugin or a match that may span more than 4096 bytes
  *   -ENOENT  no such algorithm (after trying a plugin with TS_AUTOLOAD)
  *   -ELIBBAD a plugin was found but refused (textsearch_last_error() says why)
  *   -ENOMEM  out of memory
@@ -306,7 +318,7 @@ TS_API struct ts_config *textsearch_prepare(const char *algo,
  * Prepare a search for any of @count patterns (@patterns[i] of @lens[i]
  * bytes, 1 or more; duplicates allowed) with a set algorithm ("ac") or
  * "auto" (chosen by the set's size and lengths).  @flags: TS_AUTOLOAD,
- * TS_IGNORECASE, TS_OVERLAP.  Without TS_OVERLAP the matches are leftmost-
+ * TS_IGNORECASE, TS_OVERLAP, TS_UTF8, TS_FOLD_LIBC.  Without TS_OVERLAP the matches are leftmost-
  * longest and do not overlap; with it, every occurrence of every pattern,
  * ordered by start, end and id.  Returns the config or an error pointer:
  *   -EINVAL  zero count, NULL array or pattern, zero length, bad flags or

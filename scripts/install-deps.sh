@@ -15,7 +15,7 @@
 set -eu
 
 need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump
-      tshark"
+      tshark unicode-data"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
 --ci) need="$need clang libclang-rt-14-dev clang-format" ;;

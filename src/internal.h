@@ -31,6 +31,56 @@ extern struct ts_ops ts_teddy_avx2_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_ssse3_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_scalar_ops TS_HIDDEN;
 
+/* TS_UTF8 (utf8.c): the engine a config gets when its patterns need it,
+ * never registered. */
+extern struct ts_ops ts_utf8_ops TS_HIDDEN;
+
+/*
+ * A TS_UTF8 config for @count patterns, its prefilter made with @algo
+ * (@set_algo: which can take a set; else sets go to "auto"); its
+ * conf->ts_longest in *@longest.  NULL when the patterns need no engine,
+ * unless @force: the plain algorithm with the flags in *@plain_flags
+ * finds exactly their matches (valid UTF-8 without case variants, or
+ * ASCII whose variants are ASCII, under TS_IGNORECASE).  An error pointer
+ * on failure.
+ */
+struct ts_config *ts_utf8_prepare(const char *algo, bool set_algo,
+				  const void *const *patterns,
+				  const unsigned int *lens, unsigned int count,
+				  gfp_t gfp_mask, int flags, bool force,
+				  unsigned int *longest,
+				  int *plain_flags) TS_HIDDEN;
+
+/* Whether a match of this config may depend on the bytes after it (a
+ * TS_UTF8 pattern with an invalid byte that may begin a sequence): the
+ * stream then decides a match only once they are seen. */
+bool ts_utf8_lookahead(const struct ts_config *conf) TS_HIDDEN;
+
+/* Whether a match of this config may end inside a character (TS_FOLD_LIBC,
+ * a pattern ending in an incomplete one): the search after it must then
+ * resume from it (ts_find_after()) to know where characters begin. */
+bool ts_utf8_partial(const struct ts_config *conf) TS_HIDDEN;
+
+/* Whether the algorithm of a plain (not the engine's) config folds bytes:
+ * a TS_UTF8 config keeps the caller's flags, but ts_utf8_prepare() gives
+ * the algorithm TS_IGNORECASE only for ASCII patterns; code that reads
+ * conf->flags beside the algorithm (native stream engines) asks here. */
+static inline bool ts_all_ascii(const u8 *pattern, unsigned int len)
+{
+	for (unsigned int i = 0; i < len; i++)
+		if (pattern[i] >= 0x80)
+			return false;
+	return true;
+}
+
+static inline bool ts_plain_folds(const struct ts_config *conf,
+				  const u8 *pattern, unsigned int len)
+{
+	if (!(conf->flags & TS_IGNORECASE))
+		return false;
+	return !(conf->flags & TS_UTF8) || ts_all_ascii(pattern, len);
+}
+
 /* Streaming of single literal patterns through find (literal_stream.c),
  * for kmp, bm and rarebyte. */
 struct ts_stream_ops;
@@ -80,6 +130,11 @@ unsigned int ts_find_after(struct ts_config *conf, struct ts_state *state,
 			   ts_get_next_block_fn get_next_block,
 			   unsigned int start, unsigned int len,
 			   unsigned int id) TS_HIDDEN;
+
+/* The end and id of the match the search in @state last returned, if it
+ * did: an engine resuming after it may need what it matched. */
+bool ts_last_match(const struct ts_state *state, unsigned int *end,
+		   unsigned int *id) TS_HIDDEN;
 
 /* Record a description of the error about to be returned, for
  * textsearch_last_error(); returns @err so callers can `return ts_fail(...)`. */

@@ -277,8 +277,9 @@ static void test_prepare_errors(void **unused)
 	assert_int_equal(prepare_err(NULL, "x", 1, GFP_KERNEL, TS_AUTOLOAD),
 			 -EINVAL);
 
-	/* flags: only TS_AUTOLOAD, TS_IGNORECASE and TS_OVERLAP */
-	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL, 8), -EINVAL);
+	/* flags: only TS_AUTOLOAD, TS_IGNORECASE, TS_OVERLAP and TS_UTF8 */
+	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL, 16), -EINVAL);
+	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL, TS_UTF8), 0);
 	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL, TS_OVERLAP), 0);
 	assert_int_equal(prepare_err("kmp", "x", 1, GFP_KERNEL, 0x100),
 			 -EINVAL);

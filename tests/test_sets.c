@@ -562,7 +562,7 @@ static void prepare_set_errors(void **unused)
 		-EINVAL);
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(
-		PTR_ERR(textsearch_prepare_set("ac", p, l, 2, GFP_KERNEL, 8)),
+		PTR_ERR(textsearch_prepare_set("ac", p, l, 2, GFP_KERNEL, 16)),
 		-EINVAL);
 	assert_int_equal(PTR_ERR(textsearch_prepare_set("ac", p, l, 2, 0, 0)),
 			 -EINVAL);
@@ -601,12 +601,12 @@ static void prepare_set_errors(void **unused)
 	assert_int_equal(textsearch_get_pattern_len(conf), 2);
 	assert_memory_equal(textsearch_get_pattern(conf), "ab", 2);
 	textsearch_destroy(conf);
-	/* textsearch_prepare() takes TS_OVERLAP and nothing more */
+	/* textsearch_prepare() takes TS_OVERLAP and TS_UTF8, nothing more */
 	conf = textsearch_prepare("kmp", "a", 1, GFP_KERNEL, TS_OVERLAP);
 	assert_false(IS_ERR(conf));
 	textsearch_destroy(conf);
 	assert_int_equal(
-		PTR_ERR(textsearch_prepare("kmp", "a", 1, GFP_KERNEL, 8)),
+		PTR_ERR(textsearch_prepare("kmp", "a", 1, GFP_KERNEL, 16)),
 		-EINVAL);
 }
 

@@ -36,7 +36,7 @@ static unsigned int literal_keep(struct ts_config *conf, const u8 *tail,
 {
 	const u8 *pattern = conf->ops->get_pattern(conf);
 	unsigned int plen = conf->ops->get_pattern_len(conf);
-	bool icase = conf->flags & TS_IGNORECASE;
+	bool icase = ts_plain_folds(conf, pattern, plen);
 	unsigned int budget = KEEP_BUDGET(len);
 	unsigned int n = len < plen ? len : plen - 1;
 	u8 first = icase ? textsearch_fold(pattern[0]) : pattern[0];
@@ -156,7 +156,10 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	if (m > LIT_MAX)
 		m = LIT_MAX; /* never streamed here: literal_native() */
 	memset(t, 0, sizeof(*t));
-	t->icase = flags & TS_IGNORECASE;
+	/* as ts_plain_folds(): a TS_UTF8 pattern past ASCII is not folded
+	 * by bytes (the UTF-8 engine folds it) */
+	t->icase = (flags & TS_IGNORECASE) && !((flags & TS_UTF8) &&
+						 !ts_all_ascii(pattern, m));
 	t->overlap = flags & TS_OVERLAP;
 	t->m = m;
 	ts_fill_fold_table(t->fold, t->icase);

@@ -275,9 +275,12 @@ static int check_request(const char *fn, const char *algo, gfp_t gfp_mask,
 {
 	if (!algo)
 		return ts_fail(-EINVAL, "%s: algorithm is NULL", fn);
-	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE | TS_OVERLAP))
+	if (flags & ~(TS_AUTOLOAD | TS_IGNORECASE | TS_OVERLAP | TS_UTF8 |
+		      TS_FOLD_LIBC))
 		return ts_fail(-EINVAL, "%s: unknown flags 0x%x", fn,
 			       (unsigned int)flags);
+	if ((flags & TS_FOLD_LIBC) && !(flags & TS_UTF8))
+		return ts_fail(-EINVAL, "%s: TS_FOLD_LIBC without TS_UTF8", fn);
 	if (gfp_mask != GFP_KERNEL && gfp_mask != GFP_ATOMIC)
 		return ts_fail(-EINVAL,
 			       "%s: gfp_mask must be GFP_KERNEL or "
@@ -344,6 +347,83 @@ static struct ts_config *prepared(const char *fn, const char *algo,
 	return conf;
 }
 
+/* The built-in algorithms whose patterns are literals: those TS_UTF8
+ * works with. */
+static bool builtin_literal(const struct ts_ops *ops)
+{
+	const struct ts_ops *const literal[] = {
+		&ts_kmp_ops,
+		&ts_bm_ops,
+		&ts_rarebyte_ops,
+		&ts_rarebyte_avx512_ops,
+		&ts_rarebyte_avx2_ops,
+		&ts_rarebyte_sse2_ops,
+		&ts_rarebyte_scalar_ops,
+		&ts_ac_ops,
+		&ts_teddy_ops,
+		&ts_teddy_avx512_ops,
+		&ts_teddy_avx2_ops,
+		&ts_teddy_ssse3_ops,
+		&ts_teddy_scalar_ops,
+	};
+
+	for (size_t i = 0; i < sizeof(literal) / sizeof(literal[0]); i++)
+		if (ops == literal[i])
+			return true;
+	return false;
+}
+
+/*
+ * TS_UTF8: the UTF-8 engine (utf8.c) with a prefilter of @algo, or, when
+ * the patterns need none, the plain algorithm with the flags under which
+ * it finds exactly the same matches (ts_utf8_prepare()).  The config keeps
+ * the caller's flags either way.
+ */
+static struct ts_config *prepare_utf8(const char *fn, const char *algo,
+				      const void *const *patterns,
+				      const unsigned int *lens,
+				      unsigned int count, gfp_t gfp_mask,
+				      int flags, bool set)
+{
+	int plain = 0;
+	struct ts_config *conf;
+	struct ts_ops *ops;
+	bool set_algo = true;
+	unsigned int longest = 0;
+
+	if (strcmp(algo, TS_AUTO_NAME) != 0) {
+		ops = get_ops(algo);
+		if (!ops || !builtin_literal(ops)) {
+			if (ops)
+				put_ops(ops);
+			return prepare_error(ts_fail(
+				-EINVAL,
+				"%s: TS_UTF8 works with the built-in literal "
+				"algorithms (kmp, bm, rarebyte, ac, teddy and "
+				"auto), not '%s'",
+				fn, algo));
+		}
+		set_algo = ops->init_set != NULL;
+		put_ops(ops);
+	}
+	ts_clear_error();
+	conf = ts_utf8_prepare(algo, set_algo, patterns, lens, count, gfp_mask,
+			       flags, false, &longest, &plain);
+	if (!conf) {
+		conf = set ? textsearch_prepare_set(algo, patterns, lens, count,
+						    gfp_mask, plain) :
+			     textsearch_prepare(algo, patterns[0], lens[0],
+						gfp_mask, plain);
+		if (!IS_ERR(conf))
+			conf->flags = flags;
+		return conf;
+	}
+	pthread_mutex_lock(&registry_lock);
+	ts_utf8_ops.ts_users++;
+	pthread_mutex_unlock(&registry_lock);
+	return prepared(fn, algo, &ts_utf8_ops, conf, flags, longest);
+}
+
 struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 				     unsigned int len, gfp_t gfp_mask,
 				     int flags)
@@ -362,6 +442,9 @@ struct ts_config *textsearch_prepare(const char *algo, const void *pattern,
 	if (err)
 		return prepare_error(err);
 
+	if (flags & TS_UTF8)
+		return prepare_utf8(fn, algo, &pattern, &len, 1, gfp_mask,
+				    flags, false);
 	if (strcmp(algo, TS_AUTO_NAME) == 0)
 		algo = auto_algorithm(pattern, len, flags);
 	err = lookup(fn, algo, gfp_mask, flags, &ops);
@@ -401,6 +484,27 @@ struct ts_config *textsearch_prepare_set(const char *algo,
 	if (err)
 		return prepare_error(err);
 
+	if (flags & TS_UTF8) {
+		if (count == 1 && strcmp(algo, TS_AUTO_NAME) == 0)
+			return textsearch_prepare(algo, patterns[0], lens[0],
+						  gfp_mask, flags);
+		if (strcmp(algo, TS_AUTO_NAME) != 0) {
+			/* a set needs a set algorithm, with TS_UTF8 too */
+			err = lookup(fn, algo, gfp_mask, flags, &ops);
+			if (err)
+				return prepare_error(err);
+			err = ops->init_set ? 0 : -EINVAL;
+			put_ops(ops);
+			if (err)
+				return prepare_error(ts_fail(
+					-EINVAL,
+					"%s: '%s' searches for one pattern, "
+					"not a set",
+					fn, algo));
+		}
+		return prepare_utf8(fn, algo, patterns, lens, count, gfp_mask,
+				    flags, true);
+	}
 	if (strcmp(algo, TS_AUTO_NAME) == 0) {
 		algo = auto_set_algorithm(lens, count);
 		if (!algo)

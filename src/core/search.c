@@ -213,6 +213,18 @@ void ts_set_match(struct ts_state *state, unsigned int id)
 	state->ts_private.match_id = id;
 }
 
+bool ts_last_match(const struct ts_state *state, unsigned int *end,
+		   unsigned int *id)
+{
+	const struct ts_state_private *p = &state->ts_private;
+
+	if (!(p->status & STATUS_MATCHED))
+		return false;
+	*end = p->match_start + p->match_len;
+	*id = p->match_id;
+	return true;
+}
+
 int ts_overlap_prev(const struct ts_state *state, unsigned int *end,
 		    unsigned int *id)
 {

@@ -148,7 +148,9 @@ static bool window_decided(struct window *w, unsigned int start, bool end)
 
 	if (end || start + w->cap < total)
 		return true;
-	if (w->conf->flags & TS_OVERLAP)
+	/* a TS_UTF8 match may hang on bytes after it, which a match that
+	 * starts where the kept bytes do has not seen */
+	if ((w->conf->flags & TS_OVERLAP) && !ts_utf8_lookahead(w->conf))
 		return start <= total - window_keep(w);
 	return start < total - window_keep(w);
 }
@@ -241,6 +243,13 @@ static int window_next(struct ts_config *conf, void *state,
 		} else if (w->resume > from) {
 			from = w->resume;
 		}
+		/* a match that ended inside a character stays in the window
+		 * (the window's room allows for it), so that the search
+		 * resumes from it and knows where characters begin there */
+		if (!(conf->flags & TS_OVERLAP) && w->matched &&
+		    w->last_start < from && total - w->last_start <= w->cap &&
+		    ts_utf8_partial(conf))
+			from = w->last_start;
 		window_slide(w, from);
 		if (w->data_used == in->len) {
 			w->data_used = 0;

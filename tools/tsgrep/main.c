@@ -764,6 +764,9 @@ static void note_empty(struct options *opts)
 		opts->cfg->match_all = 1;
 }
 
+static void set_ascii(struct tsg_pattern *pat, const void *const *pats,
+		      const unsigned int *lens, unsigned int n);
+
 /*
  * Every non-empty literal pattern in one set config (textsearch_prepare_set):
  * one pass over the text whatever their number.  False when there are
@@ -817,6 +820,8 @@ static bool compile_set(struct options *opts, int flags)
 			conf = NULL;
 		}
 	}
+	if (conf && (flags & TS_OVERLAP) && !(flags & TS_UTF8))
+		set_ascii(&cfg->pats[0], ptrs, lens, (unsigned int)count);
 	for (i = 0; i < count; i++)
 		free(hexes[i]);
 	free(hexes);
@@ -826,6 +831,8 @@ static bool compile_set(struct options *opts, int flags)
 		cfg->max_pat_len = 0;
 		return false;
 	}
+	if (conf->ts_longest > cfg->max_pat_len)
+		cfg->max_pat_len = conf->ts_longest;
 	if (empty)
 		note_empty(opts);
 	cfg->pats[0].conf = conf;
@@ -833,10 +840,90 @@ static bool compile_set(struct options *opts, int flags)
 	return true;
 }
 
+static int is_utf8_locale(void)
+{
+	const char *codeset = nl_langinfo(CODESET);
+
+	return codeset &&
+	       (!strcmp(codeset, "UTF-8") || !strcmp(codeset, "utf8"));
+}
+
+static int is_ascii_locale(void)
+{
+	const char *codeset = nl_langinfo(CODESET);
+
+	return codeset &&
+	       (!strcmp(codeset, "ANSI_X3.4-1968") ||
+		!strcmp(codeset, "ASCII") || !strcmp(codeset, "US-ASCII"));
+}
+
+/* Whether TS_IGNORECASE would fold a byte of the pattern that is not
+ * ASCII (an ISO-8859-1 letter, or the image of one). */
+static bool folds_latin1(const u8 *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] >= 0xC0 && p[i] != 0xD7 && p[i] != 0xF7 &&
+		    p[i] != 0xDF && p[i] != 0xFF)
+			return true;
+	return false;
+}
+
+/*
+ * -i as grep folds: in a UTF-8 locale, characters as the C library's
+ * towupper() relates them (TS_UTF8 | TS_FOLD_LIBC: grep 3.8 uses glibc's
+ * regex, not Unicode simple folding, which differs on U+0131, U+212A,
+ * U+212B, U+2126, U+1E9E and U+03F4), matching only whole characters; in
+ * the C locale
+ * ASCII letters only, so a pattern with bytes that TS_IGNORECASE would
+ * fold besides gets every candidate (TS_OVERLAP) and tsgrep keeps those
+ * that only ASCII folding makes equal (set_ascii()); in other locales
+ * TS_IGNORECASE (ASCII and ISO-8859-1 letters).
+ */
+static int icase_flags(const struct options *opts)
+{
+	if (!opts->ignore_case)
+		return 0;
+	if (is_utf8_locale())
+		return TS_IGNORECASE | TS_UTF8 | TS_FOLD_LIBC;
+	if (is_ascii_locale()) {
+		for (size_t i = 0; i < opts->pats.n; i++) {
+			unsigned int len;
+			u8 *hex = NULL;
+			const u8 *p = literal_bytes((struct options *)opts,
+						    &opts->pats.v[i], &len,
+						    &hex);
+			bool latin = folds_latin1(p, len);
+
+			free(hex);
+			if (latin)
+				return TS_IGNORECASE | TS_OVERLAP;
+		}
+	}
+	return TS_IGNORECASE;
+}
+
+/* Keep the @n patterns of @pat for the ASCII-only check (icase_flags()). */
+static void set_ascii(struct tsg_pattern *pat, const void *const *pats,
+		      const unsigned int *lens, unsigned int n)
+{
+	pat->ascii_pats = calloc(n, sizeof(*pat->ascii_pats));
+	pat->ascii_lens = calloc(n, sizeof(*pat->ascii_lens));
+	if (!pat->ascii_pats || !pat->ascii_lens)
+		die("out of memory");
+	for (unsigned int i = 0; i < n; i++) {
+		pat->ascii_pats[i] = malloc(lens[i]);
+		if (!pat->ascii_pats[i])
+			die("out of memory");
+		memcpy(pat->ascii_pats[i], pats[i], lens[i]);
+		pat->ascii_lens[i] = lens[i];
+	}
+	pat->ascii_n = n;
+}
+
 static void compile(struct options *opts)
 {
 	struct tsg_cfg *cfg = opts->cfg;
-	int flags = opts->ignore_case ? TS_IGNORECASE : 0;
+	int flags = icase_flags(opts);
 	int fsm_seen = 0, anchored, err;
 	struct ts_config *conf;
 	struct rawpat *raw;
@@ -877,11 +964,19 @@ static void compile(struct options *opts)
 			    *why ? ": " : "", why);
 		}
 		cfg->pats[cfg->npats].anchored = anchored;
+		if ((flags & TS_OVERLAP) && !(flags & TS_UTF8)) {
+			const void *p = textsearch_get_pattern(conf);
+			unsigned int plen = textsearch_get_pattern_len(conf);
+
+			set_ascii(&cfg->pats[cfg->npats], &p, &plen, 1);
+		}
 		cfg->pats[cfg->npats++].conf = conf;
 		if (opts->fsm || algo_is_fsm(opts))
 			fsm_seen = 1;
-		else if (textsearch_get_pattern_len(conf) > cfg->max_pat_len)
-			cfg->max_pat_len = textsearch_get_pattern_len(conf);
+		else if (conf->ts_longest > cfg->max_pat_len)
+			/* with TS_UTF8 a match may be longer than its
+			 * pattern: the library knows how long */
+			cfg->max_pat_len = conf->ts_longest;
 	}
 	/* fsm matches have no length bound: long lines are then kept whole */
 	if (fsm_seen)
@@ -900,14 +995,6 @@ static bool selects_nothing(const struct options *opts)
 	if (!opts->pats.n)
 		return !cfg->invert;
 	return !cfg->npats && cfg->match_all && cfg->invert;
-}
-
-static int is_utf8_locale(void)
-{
-	const char *codeset = nl_langinfo(CODESET);
-
-	return codeset &&
-	       (!strcmp(codeset, "UTF-8") || !strcmp(codeset, "utf8"));
 }
 
 /* What the options say together, once all are read. */
@@ -965,8 +1052,13 @@ static void free_all(struct tsg_cfg *cfg, struct options *opts,
 	if (files)
 		filelist_free(files);
 
-	for (i = 0; i < cfg->npats; i++)
+	for (i = 0; i < cfg->npats; i++) {
 		textsearch_destroy(cfg->pats[i].conf);
+		for (unsigned int k = 0; k < cfg->pats[i].ascii_n; k++)
+			free(cfg->pats[i].ascii_pats[k]);
+		free(cfg->pats[i].ascii_pats);
+		free(cfg->pats[i].ascii_lens);
+	}
 	free(cfg->pats);
 	for (i = 0; i < opts->pats.n; i++)
 		free(opts->pats.v[i].p);

@@ -38,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
+#include <wctype.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SSE2__
@@ -79,12 +81,59 @@ static unsigned int block_next(unsigned int consumed, const u8 **dst,
 	return len;
 }
 
-static size_t find_once(struct engine *eng, struct ts_config *conf, size_t from,
-			size_t to, size_t *end)
+/* Whether the candidate [@at, @at + @len) of pattern @id is a match when
+ * only ASCII letters fold. */
+static bool ascii_match(const struct tsg_pattern *pat, unsigned int id,
+			const u8 *at, unsigned int len)
 {
+	const u8 *p;
+
+	if (id >= pat->ascii_n || pat->ascii_lens[id] != len)
+		return false;
+	p = pat->ascii_pats[id];
+	for (unsigned int i = 0; i < len; i++) {
+		u8 a = at[i], b = p[i];
+
+		if (a >= 'A' && a <= 'Z')
+			a = (u8)(a + 32);
+		if (b >= 'A' && b <= 'Z')
+			b = (u8)(b + 32);
+		if (a != b)
+			return false;
+	}
+	return true;
+}
+
+/* The leftmost-longest candidate that ascii_match() accepts, from the
+ * every-occurrence order (start, end, id) of a TS_OVERLAP search. */
+static unsigned int ascii_filter(const struct tsg_pattern *pat,
+				 struct ts_state *state, const u8 *base,
+				 unsigned int found, unsigned int *end)
+{
+	unsigned int best = UINT_MAX;
+
+	for (; found != UINT_MAX; found = textsearch_next(pat->conf, state)) {
+		unsigned int len = textsearch_match_len(pat->conf, state);
+
+		if (best != UINT_MAX && found != best)
+			break;
+		if (ascii_match(pat, textsearch_match_id(state), base + found,
+				len) &&
+		    (best == UINT_MAX || found + len > *end)) {
+			best = found;
+			*end = found + len;
+		}
+	}
+	return best;
+}
+
+static size_t find_once(struct engine *eng, const struct tsg_pattern *pat,
+			size_t from, size_t to, size_t *end)
+{
+	struct ts_config *conf = pat->conf;
 	unsigned int len = (unsigned int)(to - from);
 	struct ts_state state;
-	unsigned int found;
+	unsigned int found, mend = 0;
 
 	memset(&state, 0, sizeof(state));
 	if (eng->cfg->block_size) {
@@ -98,6 +147,11 @@ static size_t find_once(struct engine *eng, struct ts_config *conf, size_t from,
 		found = textsearch_find_continuous(conf, &state,
 						   eng->buf + from, len);
 	}
+	if (pat->ascii_n) {
+		found = ascii_filter(pat, &state, eng->buf + from, found,
+				     &mend);
+		state.offset = mend;
+	}
 	if (found == UINT_MAX || found > len)
 		return NO_MATCH;
 	*end = from + state.offset;
@@ -109,7 +163,7 @@ static size_t find_once(struct engine *eng, struct ts_config *conf, size_t from,
 static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 			   size_t *end)
 {
-	struct ts_config *conf = eng->cfg->pats[idx].conf;
+	const struct tsg_pattern *pat = &eng->cfg->pats[idx];
 	size_t start, match_end, le;
 
 	if (eng->cfg->pats[idx].anchored) {
@@ -123,7 +177,7 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 				continue;
 			}
 			le = line_end(eng, from, eng->rend);
-			start = find_once(eng, conf, from, le, &match_end);
+			start = find_once(eng, pat, from, le, &match_end);
 			if (start != NO_MATCH) {
 				*end = match_end;
 				return start;
@@ -133,7 +187,7 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 		return NO_MATCH;
 	}
 	while (from < eng->rend) {
-		start = find_once(eng, conf, from, eng->rend, &match_end);
+		start = find_once(eng, pat, from, eng->rend, &match_end);
 		if (start == NO_MATCH)
 			return NO_MATCH;
 		/* only a pattern with a newline or NUL can cross a line */
@@ -146,7 +200,7 @@ static size_t find_in_line(struct engine *eng, size_t idx, size_t from,
 		 * (a shorter pattern at the same start, or a later one) is
 		 * found by searching the line alone */
 		le = line_end(eng, start, eng->rend);
-		start = find_once(eng, conf, start, le, &match_end);
+		start = find_once(eng, pat, start, le, &match_end);
 		if (start != NO_MATCH) {
 			*end = match_end;
 			return start;
@@ -207,7 +261,7 @@ static size_t match_within(struct engine *eng, size_t from, size_t to,
 		if (eng->cfg->pats[i].anchored && from &&
 		    !is_eol(eng, eng->buf[from - 1]))
 			continue;
-		start = find_once(eng, eng->cfg->pats[i].conf, from, to,
+		start = find_once(eng, &eng->cfg->pats[i], from, to,
 				  &match_end);
 		if (start == NO_MATCH)
 			continue;
@@ -229,17 +283,48 @@ static bool word_byte(unsigned char ch)
 	       (unsigned int)(ch - '0') < 10;
 }
 
-/* The byte before @pos, if the search that began at @from may look at it:
- * as grep, a search resumed after a match (-o, --color) takes its start
- * for a line start. */
+/* In a UTF-8 locale, as grep: a character that iswalnum() accepts, or
+ * the underscore; an invalid byte is none. */
+static bool word_char(const unsigned char *p, size_t n)
+{
+	mbstate_t ms;
+	wchar_t wc;
+
+	memset(&ms, 0, sizeof(ms));
+	if (mbrtowc(&wc, (const char *)p, n, &ms) != n)
+		return false;
+	return wc == L'_' || iswalnum((wint_t)wc);
+}
+
+/* The character before @pos, if the search that began at @from may look
+ * at it: as grep, a search resumed after a match (-o, --color) takes its
+ * start for a line start. */
 static bool word_before(const struct engine *eng, size_t pos, size_t from)
 {
-	return pos > from && word_byte(eng->buf[pos - 1]);
+	const unsigned char *b = eng->buf;
+
+	if (pos <= from)
+		return false;
+	if (!eng->cfg->utf8 || b[pos - 1] < 0x80)
+		return word_byte(b[pos - 1]);
+	/* the character that ends at pos begins with a lead byte */
+	for (size_t l = 2; l <= 4 && l <= pos - from; l++)
+		if ((b[pos - l] & 0xC0) != 0x80)
+			return word_char(b + pos - l, l);
+	return false;
 }
 
 static bool word_at(const struct engine *eng, size_t pos)
 {
-	return pos < eng->rend && word_byte(eng->buf[pos]);
+	const unsigned char *b = eng->buf;
+	size_t l;
+
+	if (pos >= eng->rend)
+		return false;
+	if (!eng->cfg->utf8 || b[pos] < 0x80)
+		return word_byte(b[pos]);
+	l = b[pos] >= 0xF0 ? 4 : b[pos] >= 0xE0 ? 3 : 2;
+	return l <= eng->rend - pos && word_char(b + pos, l);
 }
 
 /*

@@ -43,6 +43,13 @@ enum tsg_list {
 
 struct tsg_pattern {
 	struct ts_config *conf;
+	/* -i in the C locale folds ASCII only, but TS_IGNORECASE also
+	 * folds ISO-8859-1 letters: when a pattern has such bytes, conf
+	 * finds every candidate (TS_OVERLAP) and these, the patterns by id,
+	 * decide (search.c) */
+	unsigned char **ascii_pats;
+	unsigned int *ascii_lens;
+	unsigned int ascii_n;
 	/* an fsm pattern whose head does not skip any byte: it can only
 	 * match from the start of a line (tsgrep's search offset) */
 	int anchored;
