@@ -158,8 +158,8 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	memset(t, 0, sizeof(*t));
 	/* as ts_plain_folds(): a TS_UTF8 pattern past ASCII is not folded
 	 * by bytes (the UTF-8 engine folds it) */
-	t->icase = (flags & TS_IGNORECASE) && !((flags & TS_UTF8) &&
-						 !ts_all_ascii(pattern, m));
+	t->icase = (flags & TS_IGNORECASE) &&
+		   !((flags & TS_UTF8) && !ts_all_ascii(pattern, m));
 	t->overlap = flags & TS_OVERLAP;
 	t->m = m;
 	ts_fill_fold_table(t->fold, t->icase);
