@@ -381,6 +381,37 @@ static void put(struct capture *c, const struct pg_flow *f, const void *data,
 	free(fr);
 }
 
+/* A capture @name in the test's folder (its path in @cap), opened with
+ * the SYN of client @cli from port @sport to 80, ISN @isn; the data
+ * segments that follow have PSH|ACK. */
+static void open_with_syn(struct capture *c, const char *name, char *cap,
+			  size_t capsz, struct pg_flow *cli, uint16_t sport,
+			  uint32_t isn)
+{
+	snprintf(cap, capsz, "%s/%s", dir, name);
+	*c = (struct capture){ .t_us = TS0_US };
+	c->w = pg_open(cap, 0);
+	assert_non_null(c->w);
+	cli->sport = sport;
+	cli->dport = 80;
+	cli->tcp_seq = isn;
+	cli->tcp_flags = TH_SYN;
+	put(c, cli, NULL, 0);
+	cli->tcp_flags = TH_PSH | TH_ACK;
+}
+
+/* The absolute path of samples/@name (TSPKT_SAMPLES overrides the
+ * folder), as tshark runs elsewhere. */
+static void sample_path(const char *name, char *abs)
+{
+	const char *src = getenv("TSPKT_SAMPLES");
+	char rel[4096];
+
+	snprintf(rel, sizeof(rel), "%s/%s", src ? src : "samples", name);
+	if (!realpath(rel, abs))
+		fail_msg("%s: %s", rel, strerror(errno));
+}
+
 static uint64_t rng = 0x5eed;
 
 static unsigned int below(unsigned int n)
@@ -647,23 +678,15 @@ static void no_stream_is_per_packet(void **unused)
  * one pattern; each occurrence of a repeated string once. */
 static void stream_rules(void **unused)
 {
-	struct capture c = { .t_us = TS0_US };
+	struct capture c;
 	struct pg_flow cli = pg_flow_tcp4;
 	static const char text[] = "abcABCabcABCabc";
 	struct child_result r;
 	char cap[4200];
 
 	(void)unused;
-	snprintf(cap, sizeof(cap), "%s/rules.pcap", dir);
-	c.w = pg_open(cap, 0);
-	assert_non_null(c.w);
-	cli.sport = 40000;
-	cli.dport = 80;
-	cli.tcp_seq = 100;
-	cli.tcp_flags = TH_SYN;
-	put(&c, &cli, NULL, 0);
+	open_with_syn(&c, "rules.pcap", cap, sizeof(cap), &cli, 40000, 100);
 	/* "abcABCa" + "bcABCabc": every "abc" at 0, 6, 12 */
-	cli.tcp_flags = TH_PSH | TH_ACK;
 	cli.tcp_seq = 101;
 	put(&c, &cli, text, 7);
 	cli.tcp_seq = 108;
@@ -740,7 +763,7 @@ static void stream_rules(void **unused)
  * flow's end. */
 static void gaps(void **unused)
 {
-	struct capture c = { .t_us = TS0_US };
+	struct capture c;
 	struct pg_flow cli = pg_flow_tcp6, srv = pg_flow_tcp6;
 	uint8_t data[200];
 	struct child_result r;
@@ -750,19 +773,11 @@ static void gaps(void **unused)
 	memset(data, '.', sizeof(data));
 	memcpy(data + 10, needle, NLEN);  /* spans the gap [15, 40) */
 	memcpy(data + 100, needle, NLEN); /* after it */
-	snprintf(cap, sizeof(cap), "%s/gap.pcap", dir);
-	c.w = pg_open(cap, 0);
-	assert_non_null(c.w);
-	cli.sport = 41000;
-	cli.dport = 80;
+	open_with_syn(&c, "gap.pcap", cap, sizeof(cap), &cli, 41000, 999);
 	srv.src = cli.dst;
 	srv.dst = cli.src;
 	srv.sport = 80;
 	srv.dport = 41000;
-	cli.tcp_seq = 999;
-	cli.tcp_flags = TH_SYN;
-	put(&c, &cli, NULL, 0);
-	cli.tcp_flags = TH_PSH | TH_ACK;
 	cli.tcp_seq = 1000;
 	put(&c, &cli, data, 15);
 	cli.tcp_seq = 1000 + 40;
@@ -799,16 +814,12 @@ static void gaps(void **unused)
 static void samples_as_tshark(void **unused)
 {
 	static const char *const names[] = { "http.pcap", "http-split.pcap" };
-	const char *src = getenv("TSPKT_SAMPLES");
 
 	(void)unused;
 	for (unsigned int i = 0; i < 2; i++) {
-		char rel[4096], abs[PATH_MAX];
+		char abs[PATH_MAX];
 
-		snprintf(rel, sizeof(rel), "%s/%s", src ? src : "samples",
-			 names[i]);
-		if (!realpath(rel, abs))
-			fail_msg("%s: %s", rel, strerror(errno));
+		sample_path(names[i], abs);
 		same_as_tshark(abs);
 	}
 }
@@ -819,7 +830,7 @@ static void samples_as_tshark(void **unused)
  * past it is dropped and counted (the string it held is then lost). */
 static void depth_and_memcap(void **unused)
 {
-	struct capture c = { .t_us = TS0_US };
+	struct capture c;
 	struct pg_flow cli = pg_flow_tcp4;
 	static uint8_t data[3000];
 	struct child_result r;
@@ -829,15 +840,7 @@ static void depth_and_memcap(void **unused)
 	memset(data, '-', sizeof(data));
 	memcpy(data + 100, needle, NLEN);  /* within 1 KiB */
 	memcpy(data + 2500, needle, NLEN); /* past it, inside a segment */
-	snprintf(cap, sizeof(cap), "%s/depth.pcap", dir);
-	c.w = pg_open(cap, 0);
-	assert_non_null(c.w);
-	cli.sport = 42000;
-	cli.dport = 80;
-	cli.tcp_seq = 0;
-	cli.tcp_flags = TH_SYN;
-	put(&c, &cli, NULL, 0);
-	cli.tcp_flags = TH_PSH | TH_ACK;
+	open_with_syn(&c, "depth.pcap", cap, sizeof(cap), &cli, 42000, 0);
 	for (unsigned int off = 0; off < sizeof(data); off += 1000) {
 		cli.tcp_seq = 1 + off;
 		put(&c, &cli, data + off, 1000);
@@ -853,13 +856,7 @@ static void depth_and_memcap(void **unused)
 	child_result_free(&r);
 
 	/* out of order past a 1 KiB memcap: the last segments are dropped */
-	c = (struct capture){ .t_us = TS0_US };
-	c.w = pg_open(cap, 0);
-	assert_non_null(c.w);
-	cli.tcp_seq = 0;
-	cli.tcp_flags = TH_SYN;
-	put(&c, &cli, NULL, 0);
-	cli.tcp_flags = TH_PSH | TH_ACK;
+	open_with_syn(&c, "depth.pcap", cap, sizeof(cap), &cli, 42000, 0);
 	for (int off = 2000; off >= 0; off -= 1000) {
 		cli.tcp_seq = 1 + (uint32_t)off;
 		put(&c, &cli, data + off, 1000);
@@ -998,16 +995,13 @@ static void write_flows(void **unused)
  * DNS, and two datagrams sent in fragments), the TCP ones ended by FIN. */
 static void udp_flows(void **unused)
 {
-	const char *src = getenv("TSPKT_SAMPLES");
-	char rel[4096], abs[PATH_MAX];
+	char abs[PATH_MAX];
 	struct child_result r;
 	const char *p;
 	unsigned int udp = 0, tcp_fin = 0;
 
 	(void)unused;
-	snprintf(rel, sizeof(rel), "%s/http.pcap", src ? src : "samples");
-	if (!realpath(rel, abs))
-		fail_msg("%s: %s", rel, strerror(errno));
+	sample_path("http.pcap", abs);
 	char *args[] = { "--json", "-r", abs, "funky-chicken", NULL };
 	run_tspkt(&r, args);
 	for (p = r.out; (p = strstr(p, "{\"type\":\"flow\"")); p++) {
