@@ -55,32 +55,49 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* The key's fifth word: ports, family, protocol and padding. */
-static uint64_t key_tail(const struct flow_key *k)
+/* The key's last word as its fields lay it out (pad 0), put together in
+ * a register: stored field by field, it would be read back whole before
+ * the stores could be forwarded to the load, a stall on every lookup. */
+static uint64_t key_tail(uint16_t port0, uint16_t port1, uint8_t family,
+			 uint8_t proto)
 {
-	uint64_t v;
-
-	memcpy(&v, &k->port, sizeof(v));
-	return v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return port0 | (uint64_t)port1 << 16 | (uint64_t)family << 32 |
+	       (uint64_t)proto << 40;
+#else
+	return (uint64_t)port0 << 48 | (uint64_t)port1 << 32 |
+	       (uint64_t)family << 24 | (uint64_t)proto << 16;
+#endif
 }
 
-/* One multiply per word, the full mix once: the seed keeps chains from
- * being aimed at. */
+/* The halves of a 128-bit product, xored (a GNU C extension that earns
+ * its place: one multiply mixes every bit of both words into the low bits
+ * the mask keeps). */
+static uint64_t fold_mul(uint64_t a, uint64_t b)
+{
+	unsigned __int128 p = (unsigned __int128)a * b;
+
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+/* Two independent products, then one to join them: three multiplies of
+ * which two run side by side, as a lookup waits on the hash.  The seed
+ * keeps chains from being chosen from outside. */
 static uint64_t flow_hash64(const struct flow_table *t,
 			    const struct flow_key *k)
 {
-	uint64_t h = t->seed;
+	uint64_t a =
+		fold_mul(k->w[0] ^ t->seed, k->w[2] ^ 0x9e3779b97f4a7c15ULL);
+	uint64_t b = fold_mul(k->w[1] ^ k->tail ^ 0xbf58476d1ce4e5b9ULL,
+			      k->w[3] ^ t->seed ^ 0x94d049bb133111ebULL);
 
-	for (int i = 0; i < 4; i++)
-		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ key_tail(k)) * 0x9e3779b97f4a7c15ULL;
-	return mix64(h);
+	return fold_mul(a ^ t->seed, b ^ 0x2545f4914f6cdd1dULL);
 }
 
 static bool key_equal(const struct flow_key *a, const struct flow_key *b)
 {
 	return a->w[0] == b->w[0] && a->w[1] == b->w[1] && a->w[2] == b->w[2] &&
-	       a->w[3] == b->w[3] && key_tail(a) == key_tail(b);
+	       a->w[3] == b->w[3] && a->tail == b->tail;
 }
 
 static size_t flow_hash(const struct flow_table *t, const struct flow_key *k)
@@ -320,11 +337,8 @@ void flow_key_make(struct flow_key *k, int family, uint8_t proto,
 	k->w[1] = swap ? d1 : s1;
 	k->w[2] = swap ? s0 : d0;
 	k->w[3] = swap ? s1 : d1;
-	k->port[0] = swap ? dport : sport;
-	k->port[1] = swap ? sport : dport;
-	k->family = (uint8_t)family;
-	k->proto = proto;
-	k->pad = 0;
+	k->tail = key_tail(swap ? dport : sport, swap ? sport : dport,
+			   (uint8_t)family, proto);
 }
 
 struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
@@ -453,7 +467,7 @@ static size_t keyset_slot(const struct flow_keyset *s, const struct flow_key *k)
 
 	for (int i = 0; i < 4; i++)
 		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ key_tail(k)) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ k->tail) * 0x9e3779b97f4a7c15ULL;
 	return (size_t)mix64(h) & s->mask;
 }
 

@@ -30,10 +30,15 @@ struct flow_key {
 		uint8_t addr[2][16]; /* IPv4 in the first 4 bytes */
 		uint64_t w[4];
 	};
-	uint16_t port[2];
-	uint8_t family; /* 4 or 6 */
-	uint8_t proto;	/* IPPROTO_TCP or IPPROTO_UDP */
-	uint16_t pad;
+	union {
+		struct {
+			uint16_t port[2];
+			uint8_t family; /* 4 or 6 */
+			uint8_t proto;	/* IPPROTO_TCP or IPPROTO_UDP */
+			uint16_t pad;
+		};
+		uint64_t tail; /* the fields above as one word */
+	};
 };
 
 enum flow_state {
@@ -79,6 +84,9 @@ struct flow {
 	uint64_t packets;     /* both directions */
 	uint64_t bytes;	      /* IP bytes, both directions */
 	int64_t last_ts;      /* the owner's: time of its last packet */
+	/* the owner's: the largest window each direction advertised, kept
+	 * here so that a packet need not touch the other direction's state */
+	uint32_t window[2];
 	/* The owner's, per direction (0: from key.addr[0]); NULL until the
 	 * owner needs it, so an idle flow costs only this structure. */
 	void *dir[2];

@@ -647,6 +647,8 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 	ts->nhits = nhits;
 	ts->hcap = cap;
 	f->last_ts = ts_ns;
+	if (window > f->window[dir])
+		f->window[dir] = window;
 	d = f->dir[dir];
 	if (!f->ended && !d && (plen || (flags & TH_SYN))) {
 		if (!(flags & TH_SYN) && !ts->so.midstream) {
@@ -675,8 +677,7 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 		d->last_frame = frame;
 		d->last_ts = ts_ns;
 	}
-	if (f->dir[!dir])
-		reasm_window(&((struct sdir *)f->dir[!dir])->rd, window);
+	reasm_window(&d->rd, f->window[!dir]);
 	reasm_add(&ts->rctx, &d->rd, &d->consumer, seq, payload, plen, flags);
 	if (!(d->counted_midstream) && (d->rd.flags & REASM_F_MIDSTREAM)) {
 		d->counted_midstream = true;
