@@ -80,6 +80,7 @@ struct flow {
 	bool dying;	      /* closed while its expiry runs */
 	bool ended;	      /* flow_ops.end has been called */
 	bool armed;	      /* its timer is pending */
+	uint8_t owner_bits;   /* the owner's */
 	unsigned long last_j; /* jiffies at its last packet */
 	uint64_t packets;     /* both directions */
 	uint64_t bytes;	      /* IP bytes, both directions */

@@ -47,6 +47,15 @@ struct matcher {
 	unsigned int npat;
 };
 
+/*
+ * A direction whose reassembly is over for good (the depth, its FIN, or
+ * not picked up) is marked in its flow's owner_bits, so that its later
+ * segments are only counted, without a look at its state: past the depth,
+ * most segments of a long capture are such.
+ */
+#define DIR_DONE(dir) (1u << (dir))
+#define DIR_ON_ITS_OWN(dir) (4u << (dir)) /* and searched on its own */
+
 /* A direction that has carried data. */
 struct sdir {
 	struct reasm_dir rd;
@@ -671,6 +680,10 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 		}
 		goto count;
 	}
+	if (f->owner_bits & DIR_DONE(dir)) {
+		meta->in_stream = !(f->owner_bits & DIR_ON_ITS_OWN(dir));
+		goto count;
+	}
 	/* past the depth, or not followed: searched on its own again */
 	meta->in_stream = !(d->rd.flags & (REASM_F_DEPTH | REASM_F_IGNORED));
 	if (plen) {
@@ -690,6 +703,11 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 						    (unsigned long)HZ);
 	} else if (timer_pending(&d->hole_timer)) {
 		del_timer(&d->hole_timer);
+	}
+	if (d->rd.flags & (REASM_F_CLOSED | REASM_F_IGNORED)) {
+		f->owner_bits |= DIR_DONE(dir);
+		if (d->rd.flags & (REASM_F_DEPTH | REASM_F_IGNORED))
+			f->owner_bits |= DIR_ON_ITS_OWN(dir);
 	}
 count:
 	state = flow_packet(ts->flows, f, dir, meta->net_len, flags);
