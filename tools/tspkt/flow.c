@@ -83,8 +83,8 @@ static uint64_t fold_mul(uint64_t a, uint64_t b)
 /* Two independent products, then one to join them: three multiplies of
  * which two run side by side, as a lookup waits on the hash.  The seed
  * keeps chains from being chosen from outside. */
-static uint64_t flow_hash64(const struct flow_table *t,
-			    const struct flow_key *k)
+static inline __attribute__((always_inline)) uint64_t
+flow_hash64(const struct flow_table *t, const struct flow_key *k)
 {
 	uint64_t a =
 		fold_mul(k->w[0] ^ t->seed, k->w[2] ^ 0x9e3779b97f4a7c15ULL);
@@ -316,9 +316,10 @@ static uint64_t load32(const uint8_t *p)
 
 /* Whole words only: the hash and the compare then read what was written
  * whole, without a stall on bytes stored apart. */
-void flow_key_make(struct flow_key *k, int family, uint8_t proto,
-		   const uint8_t *src, const uint8_t *dst, uint16_t sport,
-		   uint16_t dport, int *dir)
+/* flow_key_make(), inlined where a lookup waits on it */
+static inline __attribute__((always_inline)) void
+key_make(struct flow_key *k, int family, uint8_t proto, const uint8_t *src,
+	 const uint8_t *dst, uint16_t sport, uint16_t dport, int *dir)
 {
 	uint64_t s0, s1, d0, d1;
 	bool swap;
@@ -341,6 +342,13 @@ void flow_key_make(struct flow_key *k, int family, uint8_t proto,
 			   (uint8_t)family, proto);
 }
 
+void flow_key_make(struct flow_key *k, int family, uint8_t proto,
+		   const uint8_t *src, const uint8_t *dst, uint16_t sport,
+		   uint16_t dport, int *dir)
+{
+	key_make(k, family, proto, src, dst, sport, dport, dir);
+}
+
 struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 			 const uint8_t *src, const uint8_t *dst, uint16_t sport,
 			 uint16_t dport, int *dir)
@@ -349,7 +357,7 @@ struct flow *flow_lookup(struct flow_table *t, int family, uint8_t proto,
 	struct flow *f;
 	size_t h;
 
-	flow_key_make(&k, family, proto, src, dst, sport, dport, dir);
+	key_make(&k, family, proto, src, dst, sport, dport, dir);
 	h = flow_hash(t, &k);
 	for (f = t->bucket[h]; f; f = f->hnext)
 		if (key_equal(&f->key, &k))

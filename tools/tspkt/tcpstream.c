@@ -60,6 +60,7 @@ struct matcher {
 struct sdir {
 	struct reasm_dir rd;
 	struct timer_list hole_timer; /* armed while a hole waits */
+	bool hole_armed;	      /* hole_timer is pending */
 	struct flow *flow;
 	struct tcpstream *ts;
 	uint64_t base;	     /* stream offset of the searches' byte 0 */
@@ -520,10 +521,13 @@ static void hole_expired(struct timer_list *t)
 {
 	struct sdir *d = from_timer(d, t, hole_timer);
 
+	d->hole_armed = false;
 	reasm_skip_hole(&d->ts->rctx, &d->rd, &d->consumer);
-	if (d->rd.held)
+	if (d->rd.held) {
 		mod_timer(&d->hole_timer,
 			  jiffies + d->ts->so.hole_timeout * (unsigned long)HZ);
+		d->hole_armed = true;
+	}
 }
 
 /* The flow table's word that a flow ends. */
@@ -696,13 +700,17 @@ void tcpstream_packet(struct tcpstream *ts, struct sk_buff *skb,
 		d->counted_midstream = true;
 		ts->st.midstream++;
 	}
+	/* hole_armed spares most segments the timer base's lock */
 	if (d->rd.held) {
-		if (!timer_pending(&d->hole_timer))
+		if (!d->hole_armed) {
 			mod_timer(&d->hole_timer,
 				  jiffies + ts->so.hole_timeout *
 						    (unsigned long)HZ);
-	} else if (timer_pending(&d->hole_timer)) {
+			d->hole_armed = true;
+		}
+	} else if (d->hole_armed) {
 		del_timer(&d->hole_timer);
+		d->hole_armed = false;
 	}
 	if (d->rd.flags & (REASM_F_CLOSED | REASM_F_IGNORED)) {
 		f->owner_bits |= DIR_DONE(dir);
