@@ -768,6 +768,79 @@ static void test_memcap(void **state)
 	reasm_dir_free(&ctx, &b);
 }
 
+/* At most REASM_MAX_RUNS runs held (runs are never merged, so filling a
+ * hole makes one): one more is a memcap drop.  Then holes filled in order,
+ * each after the last insert (the finger), deliver every byte once. */
+static void test_runs_limit(void **state)
+{
+	struct reasm_ctx ctx;
+	struct reasm_dir a;
+	struct reasm_consumer c;
+	struct sink k;
+	static uint8_t bytes[MAX_OUT];
+	const uint64_t first = 100, n = REASM_MAX_RUNS, m = 300;
+	uint64_t i, end = first + 2 * n;
+
+	(void)state;
+	assert_true(end + 2 <= MAX_OUT);
+	for (i = 0; i < MAX_OUT; i++)
+		bytes[i] = (uint8_t)(i * 7 + 1);
+	reasm_ctx_init(&ctx, NULL);
+	reasm_dir_init(&a);
+	sink_init(&k, &c, NULL);
+	reasm_add(&ctx, &a, &c, 0, NULL, 0, REASM_SYN);
+	/* runs at 100, 102, ... apart: as many as allowed, then one more */
+	for (i = 0; i < n; i++)
+		reasm_add(&ctx, &a, &c, 1 + (uint32_t)(first + 2 * i),
+			  bytes + first + 2 * i, 1, 0);
+	assert_int_equal(a.nruns, n);
+	assert_int_equal(ctx.stats.memcap_drops, 0);
+	reasm_add(&ctx, &a, &c, 1 + (uint32_t)end, bytes + end, 1, 0);
+	assert_int_equal(ctx.stats.memcap_drops, 1);
+	/* a hole filled needs a run too */
+	reasm_add(&ctx, &a, &c, 1 + (uint32_t)first + 1, bytes + first + 1, 1,
+		  0);
+	assert_int_equal(ctx.stats.memcap_drops, 2);
+	/* bytes within what is held need none: a duplicate */
+	reasm_add(&ctx, &a, &c, 1 + (uint32_t)first, bytes + first, 1, 0);
+	assert_int_equal(ctx.stats.memcap_drops, 2);
+	assert_int_equal(a.nruns, n);
+	assert_int_equal(k.delivered, 0);
+	/* in-order bytes are never held: they go, and the runs after them */
+	reasm_add(&ctx, &a, &c, 1, bytes, (size_t)first, 0);
+	assert_int_equal(k.delivered, first + 1);
+	assert_int_equal(a.nruns, n - 1);
+	reasm_dir_free(&ctx, &a);
+	assert_int_equal(ctx.mem_used, 0);
+
+	/* m runs apart, their holes filled in order, then the first bytes */
+	reasm_dir_init(&a);
+	sink_init(&k, &c, NULL);
+	end = first + 2 * m;
+	reasm_add(&ctx, &a, &c, 0, NULL, 0, REASM_SYN);
+	for (i = first; i < end; i += 2)
+		reasm_add(&ctx, &a, &c, 1 + (uint32_t)i, bytes + i, 1, 0);
+	for (i = first + 1; i < end; i += 2)
+		reasm_add(&ctx, &a, &c, 1 + (uint32_t)i, bytes + i, 1, 0);
+	assert_int_equal(a.nruns, 2 * m);
+	assert_int_equal(k.delivered, 0);
+	reasm_add(&ctx, &a, &c, 1, bytes, (size_t)first, 0);
+	assert_int_equal(k.delivered, end);
+	assert_int_equal(a.nruns, 0);
+	assert_null(a.held);
+	assert_int_equal(ctx.mem_used, 0);
+	/* the finger went with its run: a new hole is placed from the head */
+	reasm_add(&ctx, &a, &c, 1 + (uint32_t)end + 1, bytes + end + 1, 1, 0);
+	reasm_add(&ctx, &a, &c, 1 + (uint32_t)end, bytes + end, 1, 0);
+	assert_int_equal(k.delivered, end + 2);
+	assert_false(k.bad_offset);
+	assert_memory_equal(k.out, bytes, (size_t)(end + 2));
+	for (i = 0; i < end + 2; i++)
+		assert_int_equal(k.seen[i], 1);
+	assert_int_equal(ctx.stats.memcap_drops, 2);
+	reasm_dir_free(&ctx, &a);
+}
+
 static void test_depth(void **state)
 {
 	struct reasm_config cfg = { .depth = 9 };
@@ -904,7 +977,7 @@ static void test_policy_names(void **state)
 	assert_int_equal(p, REASM_POLICY_SOLARIS);
 	assert_string_equal(reasm_policy_name(REASM_POLICY_BSD), "bsd");
 	assert_int_equal(reasm_policy_parse("vista", &p), -1);
-	assert_true(sizeof(struct reasm_dir) <= 48);
+	assert_true(sizeof(struct reasm_dir) <= 64);
 }
 
 int main(void)
@@ -918,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_gap_window),
 		cmocka_unit_test(test_gap_64bit_offsets),
 		cmocka_unit_test(test_memcap),
+		cmocka_unit_test(test_runs_limit),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_fin_rst_midstream),
 		cmocka_unit_test(test_stop_frees_direction),

@@ -91,7 +91,9 @@ static void drop_held(struct reasm_ctx *ctx, struct reasm_dir *d)
 
 	d->held = NULL;
 	d->tail = NULL;
+	d->finger = NULL;
 	d->held_bytes = 0;
+	d->nruns = 0;
 	while (s) {
 		struct reasm_seg *next = s->next;
 
@@ -209,7 +211,10 @@ static int drain(struct reasm_ctx *ctx, struct reasm_dir *d,
 		d->held = s->next;
 		if (!d->held)
 			d->tail = NULL;
+		if (d->finger == s)
+			d->finger = NULL;
 		d->held_bytes -= s->len;
+		d->nruns--;
 		rc = deliver(ctx, d, c, s->data, s->len);
 		seg_free(ctx, s);
 		if (rc)
@@ -318,21 +323,30 @@ static void insert(struct reasm_ctx *ctx, struct reasm_dir *d, uint64_t s,
 {
 	struct reasm_seg **pp = &d->held, *q;
 	uint64_t pos = s, need = 0;
+	uint32_t runs = 0;
 
-	/* past the last run, as while a hole waits: no walk */
+	/* past the last run, as while a hole waits, or past the run inserted
+	 * last, as while holes are filled in order: no walk from the head */
 	if (d->tail && d->tail->off + d->tail->len <= s)
 		pp = &d->tail->next;
+	else if (d->finger && d->finger->off + d->finger->len <= s)
+		pp = &d->finger->next;
 	while (*pp && (*pp)->off + (*pp)->len <= s)
 		pp = &(*pp)->next;
 	/* what filling the holes costs, before changing anything */
 	for (q = *pp; q && q->off < e; q = q->next) {
-		if (q->off > pos)
+		if (q->off > pos) {
 			need += SEG_HDR + (q->off - pos);
+			runs++;
+		}
 		pos = q->off + q->len;
 	}
-	if (pos < e)
+	if (pos < e) {
 		need += SEG_HDR + (e - pos);
-	if (need && ctx->mem_used + need > ctx->cfg.memcap) {
+		runs++;
+	}
+	if ((need && ctx->mem_used + need > ctx->cfg.memcap) ||
+	    d->nruns + runs > REASM_MAX_RUNS) {
 		r->dropped = true;
 		return;
 	}
@@ -349,6 +363,8 @@ static void insert(struct reasm_ctx *ctx, struct reasm_dir *d, uint64_t s,
 				n->next = q;
 				*pp = n;
 				pp = &n->next;
+				d->finger = n;
+				d->nruns++;
 				d->held_bytes += n->len;
 				r->new_bytes += n->len;
 			} else {
@@ -376,6 +392,8 @@ static void insert(struct reasm_ctx *ctx, struct reasm_dir *d, uint64_t s,
 			*pp = n;
 			if (!n->next)
 				d->tail = n;
+			d->finger = n;
+			d->nruns++;
 			d->held_bytes += n->len;
 			r->new_bytes += n->len;
 		} else {

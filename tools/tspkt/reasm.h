@@ -16,7 +16,7 @@
  * matrix, see reasm_policy); data overlapping what was already delivered
  * is cut off (the stream never takes back a byte).
  *
- * Memory: struct reasm_dir is 48 bytes and allocates nothing while no
+ * Memory: struct reasm_dir is 64 bytes and allocates nothing while no
  * out-of-order data is held; each held run costs its bytes plus a 32-byte
  * header, counted in reasm_ctx.mem_used.
  *
@@ -130,8 +130,16 @@ struct reasm_dir {
 	uint32_t base_seq;	/* sequence number of stream offset 0 */
 	uint32_t window;	/* largest window advertised to the sender */
 	uint32_t held_bytes;	/* payload bytes held */
+	uint32_t nruns;		/* runs held, at most REASM_MAX_RUNS */
 	uint8_t flags;		/* REASM_F_* */
+	/* the run inserted last: the next insertion's walk starts there
+	 * when it can, so holes filled in order cost no walk */
+	struct reasm_seg *finger;
 };
+
+/* Runs one direction may hold: a segment that would need more is dropped
+ * (a memcap drop), so that no sending order makes insertion quadratic. */
+#define REASM_MAX_RUNS 1024u
 
 #define REASM_F_STARTED 0x01u
 #define REASM_F_MIDSTREAM 0x02u /* picked up without a SYN */
