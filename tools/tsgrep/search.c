@@ -913,7 +913,8 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 		got = 0;
 		if (order_quit_before(out))
 			break; /* -q matched in an earlier file */
-		if (read_more(&eng, &got) || fold_reserve(&eng, eng.len + got)) {
+		if (read_more(&eng, &got) ||
+		    fold_reserve(&eng, eng.len + got)) {
 			if (!cfg->no_messages)
 				out_error(out, TSG_PROG ": %s: %s\n", name,
 					  strerror(errno));

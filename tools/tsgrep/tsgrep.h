@@ -101,7 +101,7 @@ struct tsg_cfg {
 	size_t block_size; /* 0: contiguous search of each window */
 	size_t chunk;	   /* bytes read at a time */
 	int jobs;
-	int utf8;	/* locale is UTF-8: lines with encoding errors are
+	int utf8; /* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
 	/* A single-byte locale other than C/POSIX (ISO-8859-x, KOI8-R,
 	 * CP1251, ...): grep takes each byte for a character, and so do
