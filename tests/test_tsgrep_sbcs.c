@@ -13,10 +13,11 @@
  * line of every byte from 0x80 to 0xFF, each a word, follows, so every
  * byte's folding and word class is compared too, and in the charsets
  * where some bytes are no character (ISO-8859-7's 0xAE, CP1251's 0x98)
- * grep's encoding errors.  Every pattern is cut from the text: each word,
- * its first byte and two bytes from its second on, each high byte alone,
- * and pairs of words as two -e patterns (a set), searched with -i alone
- * and with -o, -c, -w, -x, -n, -b -o and --color=always.
+ * grep's encoding errors; a line of each byte between two a's gives every
+ * byte's word class (-w).  Every pattern is cut from the text: each word,
+ * its first byte and two bytes from its second on, each high byte that is
+ * a letter, alone, and pairs of words as two -e patterns (a set),
+ * searched with -i and -o, -c, -w, -x, -n -b -o and --color=always.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <iconv.h>
 #include <langinfo.h>
@@ -87,26 +89,26 @@ static const struct sample samples[] = {
 
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 
+/* Each run is two processes, and the test runs under the sanitizers
+ * too: the option sets are few and chosen to overlap little (--color
+ * shows which lines are selected and where the matches are, -n -b -o
+ * each match's place). */
 static const char *const option_sets[][6] = {
-	{ "-i", NULL },
-	{ "-i", "-o", NULL },
-	{ "-i", "-c", NULL },
-	{ "-i", "-w", NULL },
-	{ "-i", "-x", NULL },
 	{ "-i", "-n", "-b", "-o", NULL },
-	{ "-i", "--color=always", NULL },
 	{ "-i", "-w", "-o", NULL },
+	{ "-i", "-c", NULL },
+	{ "-i", "-x", NULL },
+	{ "-i", "--color=always", NULL },
 	{ "-i", "-w", "-c", NULL },
-	{ "-i", "-b", "-o", NULL },
 	{ "-i", "-w", "-b", "-o", NULL },
 };
 
 /* Words of the text are searched with the first NWORD option sets; the
- * pieces of words with PIECE_OPTS; single bytes with BYTE_OPTS. */
-#define NWORD 8
-static const size_t piece_opts[] = { 1, 8 };
-#define BYTE_OPTS 9
-#define WORDLINE_OPTS 10
+ * pieces of words and pairs of words with the first two; single bytes
+ * with the first; the word line with WORDLINE_OPTS. */
+#define NWORD 6
+#define BYTE_OPTS 0
+#define WORDLINE_OPTS 6
 
 #define NOPTS (sizeof(option_sets) / sizeof(option_sets[0]))
 
@@ -180,19 +182,13 @@ static void compare(const char *locale, const char *file,
 	child_result_free(&t);
 }
 
-/* A word with every option set of NWORD; a piece of one with
- * piece_opts. */
+/* A word with the first NWORD option sets, a piece of one (or a pair of
+ * words) with the first two. */
 static void compare_all(const char *locale, const char *file,
-			const char *const *pats, bool piece)
+			const char *const *pats, size_t npats, bool piece)
 {
-	if (piece) {
-		for (size_t o = 0; o < 2; o++)
-			compare(locale, file, option_sets[piece_opts[o]], pats,
-				1);
-		return;
-	}
-	for (size_t o = 0; o < NWORD; o++)
-		compare(locale, file, option_sets[o], pats, 1);
+	for (size_t o = 0; o < (piece ? 2 : NWORD); o++)
+		compare(locale, file, option_sets[o], pats, npats);
 }
 
 /* @text (UTF-8) in @charset; every character must have its byte. */
@@ -308,30 +304,37 @@ static void search_text(const char *locale, const char *file, const char *t,
 				continue;
 			if (nseen < 256)
 				memcpy(seen[nseen++], pat, strlen(pat) + 1);
-			compare_all(locale, file, &pat, k);
+			compare_all(locale, file, &pat, 1, k);
 		}
 		if (*prev) {
 			const char *two[2] = { prev, word };
 
-			compare(locale, file, option_sets[1], two, 2);
-			compare(locale, file, option_sets[3], two, 2);
+			compare_all(locale, file, two, 2, true);
 		}
 		snprintf(prev, sizeof(prev), "%s", word);
 	}
 }
 
-/* Each high byte alone: its fold class, the offsets of the bytes it
- * matches (-b -o); and every byte's word class at once: "a" with -w
- * -b -o over the word line, where each byte stands between two a's. */
+/* Each high byte that is a letter there (the others fold to themselves:
+ * they are searched as pieces of words, and the byte line holds them),
+ * alone: its fold class, the offsets of the bytes it matches (-b -o);
+ * and every byte's word class at once: "a" with -w -b -o over the word
+ * line, where each byte stands between two a's. */
 static void search_bytes(const char *locale, const char *file)
 {
 	const char *a = "a";
+	bool letter[256];
 
+	assert_non_null(setlocale(LC_CTYPE, locale));
+	for (int b = 0; b < 256; b++)
+		letter[b] = isalpha(b);
+	setlocale(LC_CTYPE, "C");
 	for (int b = 0x80; b <= 0xFF; b++) {
 		char pat[2] = { (char)b, '\0' };
 		const char *p = pat;
 
-		compare(locale, file, option_sets[BYTE_OPTS], &p, 1);
+		if (letter[b])
+			compare(locale, file, option_sets[BYTE_OPTS], &p, 1);
 	}
 	compare(locale, file, option_sets[WORDLINE_OPTS], &a, 1);
 }
@@ -372,7 +375,7 @@ static void test_locales(void **unused)
 	printf("# tsgrep_sbcs: %lu runs against grep, %lu differences\n",
 	       n_runs, n_diffs);
 	assert_int_equal(n_diffs, 0);
-	assert_true(n_runs > 1500);
+	assert_true(n_runs > 1200);
 }
 
 static int setup(void **unused)
