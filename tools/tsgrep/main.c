@@ -900,6 +900,10 @@ static void sbcs_init(struct tsg_cfg *cfg, bool icase)
 		cfg->sb_bad[b] = wc == WEOF;
 		cfg->sb_has_bad |= wc == WEOF;
 	}
+	cfg->sb_ascii_plain = 1;
+	for (int b = 0; b < 0x80; b++)
+		if (cfg->sb_fold[b] != (b >= 'a' && b <= 'z' ? b - 32 : b))
+			cfg->sb_ascii_plain = 0;
 	if (icase)
 		cfg->fold = cfg->sb_fold;
 }

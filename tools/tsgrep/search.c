@@ -146,7 +146,38 @@ static const u8 *folded(struct engine *eng, size_t from, size_t to)
 	if (lo >= eng->fold_lo && eng->base + to <= eng->fold_hi)
 		return dst + (lo - eng->fold_lo);
 	n = (to > eng->rend ? to : eng->rend) - from;
-	for (i = 0; i + 4 <= n; i += 4) {
+	i = 0;
+#ifdef __SSE2__
+	/* 16 ASCII bytes at a time where the table folds ASCII as ASCII:
+	 * Latin-script text is mostly ASCII, and the lookups a byte at a
+	 * time cost more than the search */
+	if (eng->cfg->sb_ascii_plain) {
+		const __m128i a1 = _mm_set1_epi8('a' - 1 - 128);
+		const __m128i z = _mm_set1_epi8('z' - 128);
+		const __m128i flip = _mm_set1_epi8((char)0x80);
+		const __m128i up = _mm_set1_epi8(0x20);
+
+		while (i + 16 <= n) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+			__m128i s, lower;
+
+			if (_mm_movemask_epi8(v)) {
+				/* a byte past ASCII: these 16 by the table */
+				for (size_t k = i + 16; i < k; i++)
+					dst[i] = fold[src[i]];
+				continue;
+			}
+			/* a-z: signed compares on bytes moved by 128 */
+			s = _mm_xor_si128(v, flip);
+			lower = _mm_andnot_si128(_mm_cmpgt_epi8(s, z),
+						 _mm_cmpgt_epi8(s, a1));
+			v = _mm_sub_epi8(v, _mm_and_si128(lower, up));
+			_mm_storeu_si128((__m128i *)(dst + i), v);
+			i += 16;
+		}
+	}
+#endif
+	for (; i + 4 <= n; i += 4) {
 		dst[i] = fold[src[i]];
 		dst[i + 1] = fold[src[i + 1]];
 		dst[i + 2] = fold[src[i + 2]];

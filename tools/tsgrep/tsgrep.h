@@ -111,6 +111,8 @@ struct tsg_cfg {
 	unsigned char sb_word[256]; /* -w: '_' or iswalnum() */
 	unsigned char sb_bad[256];  /* no character here: an encoding error */
 	int sb_has_bad;		    /* some byte is one */
+	int sb_ascii_plain;	    /* sb_fold of ASCII is a-z to A-Z alone
+				       (not in Turkish: i to İ) */
 	/* -i in such a locale: sb_fold, which the patterns went through;
 	 * the text is folded window by window into the worker's scratch
 	 * and searched case-sensitively (search.c).  NULL otherwise. */
