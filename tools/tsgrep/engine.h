@@ -72,6 +72,8 @@ struct engine {
 	struct tsg_map map;
 	int mapped, shrunk;
 	size_t map_off; /* bytes of the mapping given to the engine */
+	/* file offsets [fold_lo, fold_hi) are folded in scratch->fold */
+	uint64_t fold_lo, fold_hi;
 };
 
 /* Whether @ch ends a line: a newline, or a NUL in a binary file (as in

@@ -8,6 +8,7 @@
  * options may be abbreviated to any unique prefix.  Exit status: 0 a line
  * was selected, 1 none, 2 an error (unless -q found a match).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <langinfo.h>
@@ -22,6 +23,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 #include "patterns.h"
 #include "tsgrep.h"
@@ -723,6 +726,18 @@ static const void *literal_bytes(struct options *opts, const struct rawpat *raw,
 	*len = (unsigned int)raw->len;
 	if (opts->hex && pattern_parse_hex(raw->p, hex, len, err, sizeof(err)))
 		die("bad hex pattern '%s': %s", raw->p, err);
+	if (opts->cfg->fold) {
+		/* -i in a single-byte locale: the pattern folded as the
+		 * text will be (search.c) */
+		if (!*hex) {
+			*hex = malloc(*len ? *len : 1);
+			if (!*hex)
+				die("out of memory");
+			memcpy(*hex, raw->p, *len);
+		}
+		for (unsigned int i = 0; i < *len; i++)
+			(*hex)[i] = opts->cfg->fold[(*hex)[i]];
+	}
 	pattern = *hex ? (const void *)*hex : raw->p;
 	if (memchr(pattern, '\n', *len) || memchr(pattern, '\0', *len))
 		opts->cfg->eol_in_pats = 1;
@@ -857,6 +872,42 @@ static int is_ascii_locale(void)
 		!strcmp(codeset, "ASCII") || !strcmp(codeset, "US-ASCII"));
 }
 
+/*
+ * A single-byte locale other than C/POSIX (MB_CUR_MAX is 1: ISO-8859-x,
+ * KOI8-R, CP1251, ...), where grep takes each byte for a character:
+ * - -i relates the bytes with the same toupper() (grep 3.8's kwset
+ *   translates both sides by toupper(), its DFA sets every byte with the
+ *   same toupper(): the same relation), so ISO-8859-9's i matches İ but
+ *   not I, ς matches σ and Σ, and a letter whose other case is not in the
+ *   charset (ÿ in ISO-8859-1) only itself;
+ * - -w's word constituents are '_' and the bytes whose character
+ *   iswalnum() accepts;
+ * - a byte that is no character of the charset (ISO-8859-7's 0xAE) is an
+ *   encoding error: its line is withheld and the file reported binary.
+ * Lookup tables of 256 bytes, so the search costs no call into the C
+ * library per byte.
+ */
+static void sbcs_init(struct tsg_cfg *cfg, bool icase)
+{
+	if (MB_CUR_MAX != 1 || is_ascii_locale())
+		return;
+	cfg->sbcs = 1;
+	for (int b = 0; b < 256; b++) {
+		wint_t wc = btowc(b);
+
+		cfg->sb_fold[b] = (unsigned char)toupper(b);
+		cfg->sb_word[b] = wc != WEOF && (wc == L'_' || iswalnum(wc));
+		cfg->sb_bad[b] = wc == WEOF;
+		cfg->sb_has_bad |= wc == WEOF;
+	}
+	cfg->sb_ascii_plain = 1;
+	for (int b = 0; b < 0x80; b++)
+		if (cfg->sb_fold[b] != (b >= 'a' && b <= 'z' ? b - 32 : b))
+			cfg->sb_ascii_plain = 0;
+	if (icase)
+		cfg->fold = cfg->sb_fold;
+}
+
 /* Whether TS_IGNORECASE would fold a byte of the pattern that is not
  * ASCII (an ISO-8859-1 letter, or the image of one). */
 static bool folds_latin1(const u8 *p, size_t len)
@@ -876,12 +927,14 @@ static bool folds_latin1(const u8 *p, size_t len)
  * the C locale
  * ASCII letters only, so a pattern with bytes that TS_IGNORECASE would
  * fold besides gets every candidate (TS_OVERLAP) and tsgrep keeps those
- * that only ASCII folding makes equal (set_ascii()); in other locales
- * TS_IGNORECASE (ASCII and ISO-8859-1 letters).
+ * that only ASCII folding makes equal (set_ascii()); in a single-byte
+ * locale none: the patterns and the text are folded by the locale's
+ * toupper() (sbcs_init()); in other locales (multibyte but not UTF-8)
+ * TS_IGNORECASE.
  */
 static int icase_flags(const struct options *opts)
 {
-	if (!opts->ignore_case)
+	if (!opts->ignore_case || opts->cfg->fold)
 		return 0;
 	if (is_utf8_locale())
 		return TS_IGNORECASE | TS_UTF8 | TS_FOLD_LIBC;
@@ -1123,6 +1176,7 @@ int main(int argc, char **argv)
 	if ((opts.fsm || algo_is_fsm(&opts)) && opts.ignore_case)
 		die("-i cannot be used with --fsm (the fsm algorithm does not "
 		    "support TS_IGNORECASE)");
+	sbcs_init(&cfg, opts.ignore_case);
 	compile(&opts);
 	if (cfg.list != TSG_LIST_NONMATCHING &&
 	    (cfg.max_count == 0 || selects_nothing(&opts))) {

@@ -127,11 +127,100 @@ static unsigned int ascii_filter(const struct tsg_pattern *pat,
 	return best;
 }
 
+/*
+ * -i in a single-byte locale: the text from @from to at least @to folded
+ * as the patterns were (cfg->fold, each byte's toupper()), to be searched
+ * case-sensitively; a byte stays a byte, so offsets are the same.  The
+ * copy is kept by file offset and reaches the window's end, so the many
+ * searches of one window (the match cache, -o, --color, -w retries) fold
+ * each byte once.  Its room was reserved with the window (fold_reserve()).
+ */
+static const u8 *folded(struct engine *eng, size_t from, size_t to)
+{
+	const unsigned char *fold = eng->cfg->fold;
+	const unsigned char *src = eng->buf + from;
+	unsigned char *dst = eng->scratch->fold;
+	uint64_t lo = eng->base + from;
+	size_t n, i;
+
+	if (lo >= eng->fold_lo && eng->base + to <= eng->fold_hi)
+		return dst + (lo - eng->fold_lo);
+	n = (to > eng->rend ? to : eng->rend) - from;
+	i = 0;
+#ifdef __SSE2__
+	/* 16 ASCII bytes at a time where the table folds ASCII as ASCII:
+	 * Latin-script text is mostly ASCII, and the lookups a byte at a
+	 * time cost more than the search */
+	if (eng->cfg->sb_ascii_plain) {
+		const __m128i a1 = _mm_set1_epi8('a' - 1 - 128);
+		const __m128i z = _mm_set1_epi8('z' - 128);
+		const __m128i flip = _mm_set1_epi8((char)0x80);
+		const __m128i up = _mm_set1_epi8(0x20);
+
+		while (i + 16 <= n) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(src + i));
+			__m128i s, lower;
+
+			if (_mm_movemask_epi8(v)) {
+				/* a byte past ASCII: these 16 by the table */
+				for (size_t k = i + 16; i < k; i++)
+					dst[i] = fold[src[i]];
+				continue;
+			}
+			/* a-z: signed compares on bytes moved by 128 */
+			s = _mm_xor_si128(v, flip);
+			lower = _mm_andnot_si128(_mm_cmpgt_epi8(s, z),
+						 _mm_cmpgt_epi8(s, a1));
+			v = _mm_sub_epi8(v, _mm_and_si128(lower, up));
+			_mm_storeu_si128((__m128i *)(dst + i), v);
+			i += 16;
+		}
+	}
+#endif
+	for (; i + 4 <= n; i += 4) {
+		dst[i] = fold[src[i]];
+		dst[i + 1] = fold[src[i + 1]];
+		dst[i + 2] = fold[src[i + 2]];
+		dst[i + 3] = fold[src[i + 3]];
+	}
+	for (; i < n; i++)
+		dst[i] = fold[src[i]];
+	eng->fold_lo = lo;
+	eng->fold_hi = lo + n;
+	return dst;
+}
+
+/* Room to fold the @len bytes the buffer holds (before they are
+ * searched, where an allocation failure can still be reported). */
+static int fold_reserve(struct engine *eng, size_t len)
+{
+	struct tsg_scratch *s = eng->scratch;
+	unsigned char *fold;
+	size_t cap;
+
+	if (!eng->cfg->fold || s->fold_cap >= len)
+		return 0;
+	cap = s->fold_cap * 2 > len ? s->fold_cap * 2 : len;
+	/* the old copy is stale once it moves */
+	free(s->fold);
+	fold = malloc(cap);
+	s->fold = fold;
+	s->fold_cap = fold ? cap : 0;
+	eng->fold_lo = eng->fold_hi = 0;
+	if (!fold) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 static size_t find_once(struct engine *eng, const struct tsg_pattern *pat,
 			size_t from, size_t to, size_t *end)
 {
 	struct ts_config *conf = pat->conf;
 	unsigned int len = (unsigned int)(to - from);
+	const u8 *text = eng->cfg->fold ? folded(eng, from, to) :
+					  eng->buf + from;
 	struct ts_state state;
 	unsigned int found, mend = 0;
 
@@ -139,13 +228,12 @@ static size_t find_once(struct engine *eng, const struct tsg_pattern *pat,
 	if (eng->cfg->block_size) {
 		struct block_feed *feed = (struct block_feed *)(void *)state.cb;
 
-		feed->base = eng->buf + from;
+		feed->base = text;
 		feed->len = len;
 		feed->block_size = (unsigned int)eng->cfg->block_size;
 		found = textsearch_find_with(conf, &state, block_next, NULL);
 	} else {
-		found = textsearch_find_continuous(conf, &state,
-						   eng->buf + from, len);
+		found = textsearch_find_continuous(conf, &state, text, len);
 	}
 	if (pat->ascii_n) {
 		found = ascii_filter(pat, &state, eng->buf + from, found,
@@ -276,7 +364,7 @@ static size_t match_within(struct engine *eng, size_t from, size_t to,
 }
 
 /* A word constituent for -w, as in grep's C locale: letters, digits,
- * underscore. */
+ * underscore (in a single-byte locale, cfg->sb_word). */
 static bool word_byte(unsigned char ch)
 {
 	return ch == '_' || (unsigned int)((ch | 0x20) - 'a') < 26 ||
@@ -305,6 +393,8 @@ static bool word_before(const struct engine *eng, size_t pos, size_t from)
 
 	if (pos <= from)
 		return false;
+	if (eng->cfg->sbcs)
+		return eng->cfg->sb_word[b[pos - 1]];
 	if (!eng->cfg->utf8 || b[pos - 1] < 0x80)
 		return word_byte(b[pos - 1]);
 	/* the character that ends at pos begins with a lead byte */
@@ -321,6 +411,8 @@ static bool word_at(const struct engine *eng, size_t pos)
 
 	if (pos >= eng->rend)
 		return false;
+	if (eng->cfg->sbcs)
+		return eng->cfg->sb_word[b[pos]];
 	if (!eng->cfg->utf8 || b[pos] < 0x80)
 		return word_byte(b[pos]);
 	l = b[pos] >= 0xF0 ? 4 : b[pos] >= 0xE0 ? 3 : 2;
@@ -852,7 +944,8 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 		got = 0;
 		if (order_quit_before(out))
 			break; /* -q matched in an earlier file */
-		if (read_more(&eng, &got)) {
+		if (read_more(&eng, &got) ||
+		    fold_reserve(&eng, eng.len + got)) {
 			if (!cfg->no_messages)
 				out_error(out, TSG_PROG ": %s: %s\n", name,
 					  strerror(errno));
@@ -904,6 +997,11 @@ done:
 		free(scratch->buf);
 		scratch->buf = NULL;
 		scratch->cap = 0;
+	}
+	if (scratch->fold_cap > SCRATCH_KEEP) {
+		free(scratch->fold);
+		scratch->fold = NULL;
+		scratch->fold_cap = 0;
 	}
 	tsg_map_close(&eng.map);
 	return ret;

@@ -50,6 +50,20 @@ void print_match_text(struct engine *eng, size_t start, size_t end,
 	}
 }
 
+/* Whether @len bytes at @p are characters of the locale (a line with
+ * an encoding error is withheld, as grep does): UTF-8, or in a
+ * single-byte locale no byte that is no character there. */
+static bool text_valid(const struct tsg_cfg *cfg, const unsigned char *p,
+		       size_t len)
+{
+	if (cfg->utf8)
+		return utf8_valid(p, len);
+	for (size_t i = 0; i < len; i++)
+		if (cfg->sb_bad[p[i]])
+			return false;
+	return true;
+}
+
 /* grep's prline: a selected (':') or context ('-') line.  Returns 0 when
  * it was withheld because of an encoding error (GNU grep then reports the
  * file as binary at its end), without counting it as output. */
@@ -59,7 +73,8 @@ static int print_line(struct engine *eng, size_t ls, size_t le, size_t next,
 	const struct tsg_cfg *cfg = eng->cfg;
 	int selected = sep == ':';
 	int matching = selected ^ cfg->invert;
-	int check = cfg->utf8 && cfg->binary != TSG_BIN_TEXT;
+	int check = (cfg->utf8 || cfg->sb_has_bad) &&
+		    cfg->binary != TSG_BIN_TEXT;
 	uint64_t lineno = cfg->line_num ? lineno_at(eng, ls) : 0;
 	const char *sgr = selected ? cfg->colors.ms : cfg->colors.mc;
 	size_t pos = ls, ms, me;
@@ -68,7 +83,7 @@ static int print_line(struct engine *eng, size_t ls, size_t le, size_t next,
 		/* -o prints each match with its own head; lines that do not
 		 * match print nothing. */
 		while (matching && next_line_match(eng, &pos, le, &ms, &me)) {
-			if (check && !utf8_valid(eng->buf + ms, me - ms)) {
+			if (check && !text_valid(cfg, eng->buf + ms, me - ms)) {
 				eng->enc_err = 1;
 				return 0;
 			}
@@ -83,7 +98,7 @@ static int print_line(struct engine *eng, size_t ls, size_t le, size_t next,
 		return 1;
 	}
 
-	if (check && !utf8_valid(eng->buf + ls, le - ls)) {
+	if (check && !text_valid(cfg, eng->buf + ls, le - ls)) {
 		eng->enc_err = 1;
 		return 0;
 	}

@@ -101,8 +101,22 @@ struct tsg_cfg {
 	size_t block_size; /* 0: contiguous search of each window */
 	size_t chunk;	   /* bytes read at a time */
 	int jobs;
-	int utf8;	/* locale is UTF-8: lines with encoding errors are
+	int utf8; /* locale is UTF-8: lines with encoding errors are
 			    binary, as GNU grep does */
+	/* A single-byte locale other than C/POSIX (ISO-8859-x, KOI8-R,
+	 * CP1251, ...): grep takes each byte for a character, and so do
+	 * these tables of the locale, built once by main() (sbcs_init()). */
+	int sbcs;
+	unsigned char sb_fold[256]; /* toupper(): -i's folding */
+	unsigned char sb_word[256]; /* -w: '_' or iswalnum() */
+	unsigned char sb_bad[256];  /* no character here: an encoding error */
+	int sb_has_bad;		    /* some byte is one */
+	int sb_ascii_plain;	    /* sb_fold of ASCII is a-z to A-Z alone
+				       (not in Turkish: i to İ) */
+	/* -i in such a locale: sb_fold, which the patterns went through;
+	 * the text is folded window by window into the worker's scratch
+	 * and searched case-sensitively (search.c).  NULL otherwise. */
+	const unsigned char *fold;
 	int line_flush; /* flush after every output line */
 	/* big files may be mapped: only in a run of one file, as ripgrep
 	 * does; with many, the mappings' setup and teardown (and, with -j,
@@ -214,6 +228,8 @@ struct tsg_scratch {
 	unsigned char *buf;
 	size_t cap;
 	struct match_cache *cache; /* one per pattern (engine.h) */
+	unsigned char *fold;	   /* cfg->fold: the window, folded */
+	size_t fold_cap;
 };
 
 /* What search_fd() is told about its input. */
