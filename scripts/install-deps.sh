@@ -5,7 +5,9 @@
 #   scripts/install-deps.sh          build + test needs (libpcap for tspkt;
 #                                    ngrep, tcpdump and tshark, which its
 #                                    tests compare against: tshark for TCP
-#                                    reassembly, `tshark -z follow,tcp,raw`)
+#                                    reassembly, `tshark -z follow,tcp,raw`;
+#                                    Open MPI for tsgrep-mpi and its tests,
+#                                    Slurm and munge for the srun test)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #   scripts/install-deps.sh --ci     what .ci/run needs: --fuzz's, and
 #                                    clang-format for make format-check
@@ -15,7 +17,7 @@
 set -eu
 
 need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump
-      tshark unicode-data"
+      tshark unicode-data openmpi-bin libopenmpi-dev slurm-wlm munge"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
 --ci) need="$need clang libclang-rt-14-dev clang-format" ;;
