@@ -88,6 +88,12 @@ until scontrol show node "$host" 2>/dev/null | grep -q 'State=IDLE'; do
 done
 
 export LC_ALL=C
+# sanitizer builds: Open MPI's own leaks and races unreported, as in
+# tsgrep_mpi.sh
+here=$(cd "$(dirname "$0")" && pwd)
+mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+mpi_lsan="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$here/tsan.supp:print_suppressions=0"
 fail=0
 cases=0
 run_case() {
@@ -96,7 +102,8 @@ run_case() {
 	cases=$((cases + 1))
 	(cd "$data" && "$tsgrep" "$@" >"$d/want" 2>"$d/want.err"
 	 echo $? >"$d/want.rc") </dev/null
-	(cd "$data" && timeout 300 srun --overcommit -N 1 -n "$np" \
+	(cd "$data" && ASAN_OPTIONS="$mpi_asan" LSAN_OPTIONS="$mpi_lsan" \
+		timeout 300 srun --overcommit -N 1 -n "$np" \
 		--kill-on-bad-exit=0 "$mpi" "$@" >"$d/got" 2>"$d/got.err"
 	 echo $? >"$d/got.rc") </dev/null
 	for f in "" .rc; do

@@ -350,7 +350,7 @@ static void recv_result(struct run *run, const struct result_head *head,
  * more ranks than cores (mpirun --oversubscribe). */
 static void wait_job(MPI_Status *status)
 {
-	struct timespec nap = { 0, 20000 };
+	struct timespec nap = { 0, 100000 };
 	int flag = 0, idle = 0;
 
 	for (;;) {
@@ -414,7 +414,7 @@ static void coordinate(struct run *run, int nranks)
 	struct tsg_scratch scratch = { NULL, 0, NULL };
 	struct result_head head;
 	struct tsg_file *file;
-	struct timespec nap = { 0, 20000 };
+	struct timespec nap = { 0, 100000 };
 	MPI_Request req;
 	MPI_Status status;
 	int *inflight = calloc((size_t)nranks, sizeof(int));
