@@ -56,14 +56,16 @@ run_case() {
 	done
 }
 
-matrix='"" "-n" "-b" "-nb" "-c" "-l" "-L" "-v -c" "-m 2" "-m 1 -n"
-	"-C 2 -n" "-A 1" "-B 3 -n" "-A 2 -m 1" "--json" "-o -b" "-i -n"
-	"-w -c" "-x -c" "-h" "-H -c" "-s" "-q" "-l -Z" "--color=always -n"
-	"--count-matches" "-v -n -C 1" "--stats -c" "-a -n"
+# (the backslashes continue the line for eval)
+matrix='"" "-n" "-b" "-nb" "-c" "-l" "-L" "-v -c" "-m 2" "-m 1 -n" \
+	"-C 2 -n" "-A 1" "-B 3 -n" "-A 2 -m 1" "--json" "-o -b" "-i -n" \
+	"-w -c" "-x -c" "-h" "-H -c" "-s" "-q" "-l -Z" "--color=always -n" \
+	"--count-matches" "-v -n -C 1" "--stats -c" "-a -n" \
 	"--binary-files=without-match -n" "-e Needle -e delta -n"'
 # one rank has no hand-out: a few cases are enough there
 [ "$np" -gt 1 ] || matrix='"" "-nb" "-c" "-L" "-C 2 -n" "--json" "--stats -c"'
-eval "set -- $matrix"
+eval "set -- $matrix" || exit 1
+[ $# -ge 7 ] || { echo "tsgrep_mpi: option matrix unread" >&2; exit 1; }
 for opts in "$@"; do
 	# shellcheck disable=SC2086
 	run_case $opts -r needle tree big.txt many-lines.txt
