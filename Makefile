@@ -73,8 +73,8 @@ TEST_PLUGIN_DIRS := $(sort $(dir $(wildcard tests/plugins/*/Makefile)))
 # files and those of tools/common/ (code the programs share), linked against
 # the shared library found relative to the binary ($ORIGIN/../lib), so it
 # runs both from the build folder and installed.
-TOOL_NAMES := $(filter-out common,$(notdir $(patsubst %/,%,$(sort $(dir \
-              $(wildcard tools/*/*.c))))))
+TOOL_NAMES := $(filter-out common %-mpi,$(notdir $(patsubst %/,%,$(sort \
+              $(dir $(wildcard tools/*/*.c))))))
 TOOL_COMMON := $(wildcard tools/common/*.c tools/common/*.h)
 TOOLS      := $(TOOL_NAMES:%=$(BUILD)/bin/%)
 # what a tool links besides the library
@@ -82,6 +82,19 @@ PCAP_CFLAGS := $(shell pkg-config --cflags libpcap 2>/dev/null)
 PCAP_LIBS   := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 TOOL_CFLAGS_tspkt := $(PCAP_CFLAGS)
 TOOL_LIBS_tspkt   := $(PCAP_LIBS)
+# MPI programs (tools/<name>-mpi/, docs/cluster.md): built with the MPI
+# compiler wrapper when there is one (scripts/install-deps.sh installs Open
+# MPI), skipped with a note when not.  The wrapper runs $(CC), so
+# sanitizer builds stay one compiler.
+MPICC      ?= mpicc
+HAVE_MPI   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
+MPI_TOOL_NAMES := $(notdir $(patsubst %/,%,$(sort $(dir \
+                  $(wildcard tools/*-mpi/*.c)))))
+ifeq ($(HAVE_MPI),yes)
+MPI_TOOLS  := $(MPI_TOOL_NAMES:%=$(BUILD)/bin/%)
+else
+MPI_TOOLS  :=
+endif
 MANPAGES1  := $(wildcard docs/man/*.1)
 MANPAGES3  := $(wildcard docs/man/*.3)
 
@@ -196,7 +209,28 @@ test-plugins: stage
 	    CFLAGS='$(CFLAGS) $(SANFLAGS)' || exit 1; done
 	@chmod -R go-w $(BUILD)/test-plugins
 
-tools: $(TOOLS)
+tools: $(TOOLS) $(MPI_TOOLS)
+ifneq ($(HAVE_MPI),yes)
+	@echo "tools: $(MPICC) not found, MPI programs ($(MPI_TOOL_NAMES)) skipped"
+endif
+
+# tsgrep-mpi is tsgrep's code (its objects, and its main.c with main()
+# and run_jobs() renamed, tools/tsgrep-mpi/hooks.h) and the MPI shards.
+TSGREP_LIB_SRC := $(filter-out tools/tsgrep/main.c,$(wildcard tools/tsgrep/*.c))
+TSGREP_MPI_MAIN := $(BUILD)/obj/tools/tsgrep-mpi/tsgrep_main.o
+$(TSGREP_MPI_MAIN): tools/tsgrep/main.c tools/tsgrep-mpi/hooks.h \
+                    $(wildcard tools/tsgrep/*.h tools/common/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itools/tsgrep -Itools/common -Dmain=tsgrep_main \
+	  -Drun_jobs=tsg_mpi_run_jobs -include tools/tsgrep-mpi/hooks.h \
+	  -c $< -o $@
+$(BUILD)/bin/tsgrep-mpi: $(wildcard tools/tsgrep-mpi/*.c tools/tsgrep-mpi/*.h) \
+                         $(TSGREP_LIB_SRC) $(TSGREP_MPI_MAIN) $(TOOL_COMMON) \
+                         $(wildcard tools/tsgrep/*.h) $(HEADERS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	OMPI_CC='$(CC)' $(MPICC) $(ALL_CFLAGS) -Itools/tsgrep -Itools/common \
+	  $(filter %.c %.o,$^) -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch -lpthread
 
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) \
@@ -296,6 +330,11 @@ bench: lib plugins $(BENCH_BIN) $(BENCH_GEN) $(TREE_GEN) $(BENCH_FLOWS)
 	$(BENCH_FLOWS) $(if $(BENCH_QUICK),--quick)
 	sh bench/tspkt_bench.sh $(BUILD) $(if $(BENCH_QUICK),quick)
 	sh bench/sets_bench.sh $(BUILD)/bin/tsgrep $(BUILD)/bench/corpus.txt $(BUILD)/bench/sets $(if $(BENCH_QUICK),quick)
+ifeq ($(HAVE_MPI),yes)
+	sh bench/mpi_bench.sh $(BUILD) $(if $(BENCH_QUICK),quick)
+else
+	@echo "bench: $(MPICC) not found, tsgrep-mpi not measured"
+endif
 
 # The capture tspkt's benchmark searches (bench/tspkt_bench.sh).
 $(BENCH_GEN): bench/gen_capture.c bench/bench_util.h
@@ -318,7 +357,7 @@ install-files: lib $(PC_FILE)
 install: all install-files
 	install -m 755 $(wildcard $(BUILD)/plugins/*.so) $(DESTDIR)$(PLUGINDIR)/
 	$(if $(TOOLS),install -d $(DESTDIR)$(PREFIX)/bin)
-	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/)
+	$(if $(TOOLS),install -m 755 $(TOOLS) $(MPI_TOOLS) $(DESTDIR)$(PREFIX)/bin/)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS)))
@@ -327,7 +366,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PLUGINDIR)
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MANPAGES3)))
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(TOOL_NAMES))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(TOOL_NAMES) $(MPI_TOOL_NAMES))
 
 # Every C file of the tree, in one style (.clang-format).
 CLANG_FORMAT ?= clang-format

@@ -9,7 +9,9 @@
 #                                    locales, the charmaps and locale
 #                                    sources from which tsgrep's tests
 #                                    build single-byte locales with
-#                                    localedef)
+#                                    localedef; Open MPI for tsgrep-mpi
+#                                    and its tests, Slurm and munge for
+#                                    the srun test)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #   scripts/install-deps.sh --ci     what .ci/run needs: --fuzz's, and
 #                                    clang-format for make format-check
@@ -19,7 +21,8 @@
 set -eu
 
 need="make gcc libc6-dev pkg-config libcmocka-dev libpcap-dev ngrep tcpdump
-      tshark unicode-data locales"
+      tshark unicode-data locales openmpi-bin libopenmpi-dev slurm-wlm
+      munge"
 case "${1:-}" in
 --fuzz) need="$need clang libclang-rt-14-dev" ;;
 --ci) need="$need clang libclang-rt-14-dev clang-format" ;;

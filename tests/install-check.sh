@@ -53,4 +53,11 @@ for f in include/textsearch.h include/textsearch_fsm.h include/textsearch_skb.h 
 	[ -e "$prefix/$f" ] || {
 		echo "install-check: $f not installed" >&2; exit 1; }
 done
+# the MPI programs and their pages, when the MPI compiler wrapper is here
+if command -v mpicc >/dev/null 2>&1; then
+	for f in bin/tsgrep-mpi share/man/man1/tsgrep-mpi.1; do
+		[ -e "$prefix/$f" ] || {
+			echo "install-check: $f not installed" >&2; exit 1; }
+	done
+fi
 echo "install-check: installed library, pkg-config build and TS_AUTOLOAD ok"

@@ -1,0 +1,92 @@
+#!/bin/sh
+# tsgrep-mpi under `mpirun -np N` against tsgrep on the same options and
+# operands: stdout byte for byte, stderr (tsgrep's messages, without the
+# --stats timings) and the exit status.  Usage: tsgrep_mpi.sh BUILD NP DATA
+# (DATA from gen_tree.sh).  Prints each differing case and exits 1.
+set -u
+build=$(cd "$1" && pwd) || exit 1
+np=$2
+data=$3
+tsgrep=$build/bin/tsgrep
+mpi=$build/bin/tsgrep-mpi
+for p in "$tsgrep" "$mpi"; do
+	[ -x "$p" ] || { echo "tsgrep_mpi: $p not built" >&2; exit 1; }
+done
+command -v mpirun >/dev/null 2>&1 || {
+	echo "tsgrep_mpi: mpirun not found (scripts/install-deps.sh)" >&2
+	exit 1; }
+[ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 \
+	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export LC_ALL=C
+# Sanitizer builds: Open MPI's own leaks and races are not reported (its
+# libraries only, tests/mpi/*.supp); tsgrep's still are.
+here=$(cd "$(dirname "$0")" && pwd)
+mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+mpi_lsan="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$here/tsan.supp:print_suppressions=0"
+out=$(mktemp -d /tmp/tsgrep-mpi-test.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+fail=0
+cases=0
+
+# --stats: the counts, not the timings
+strip_stats() {
+	grep -v -e ' seconds$' -e ' MB/s$' "$1" > "$1.s" || true
+	mv "$1.s" "$1"
+}
+
+# run_case ARGS...: in $data, tsgrep and tsgrep-mpi with ARGS
+run_case() {
+	cases=$((cases + 1))
+	(cd "$data" && "$tsgrep" "$@" > "$out/want" 2> "$out/want.err"
+	 echo $? > "$out/want.rc") < /dev/null
+	(cd "$data" && ASAN_OPTIONS="$mpi_asan" LSAN_OPTIONS="$mpi_lsan" \
+		timeout 300 mpirun -q --oversubscribe -np "$np" \
+		"$mpi" "$@" > "$out/got" 2> "$out/got.err"
+	 echo $? > "$out/got.rc") < /dev/null
+	strip_stats "$out/want.err"
+	strip_stats "$out/got.err"
+	for f in "" .err .rc; do
+		if ! cmp -s "$out/want$f" "$out/got$f"; then
+			echo "tsgrep_mpi: np=$np differs ($f): $*" >&2
+			diff "$out/want$f" "$out/got$f" | head -5 >&2
+			fail=1
+			return
+		fi
+	done
+}
+
+# (the backslashes continue the line for eval)
+matrix='"" "-n" "-b" "-nb" "-c" "-l" "-L" "-v -c" "-m 2" "-m 1 -n" \
+	"-C 2 -n" "-A 1" "-B 3 -n" "-A 2 -m 1" "--json" "-o -b" "-i -n" \
+	"-w -c" "-x -c" "-h" "-H -c" "-s" "-q" "-l -Z" "--color=always -n" \
+	"--count-matches" "-v -n -C 1" "--stats -c" "-a -n" \
+	"--binary-files=without-match -n" "-e Needle -e delta -n"'
+# one rank has no hand-out: a few cases are enough there
+[ "$np" -gt 1 ] || matrix='"" "-nb" "-c" "-L" "-C 2 -n" "--json" "--stats -c"'
+eval "set -- $matrix" || exit 1
+[ $# -ge 7 ] || { echo "tsgrep_mpi: option matrix unread" >&2; exit 1; }
+for opts in "$@"; do
+	# shellcheck disable=SC2086
+	run_case $opts -r needle tree big.txt many-lines.txt
+done
+# without -r: a directory operand is read (and fails) as grep does
+for opts in "" "-c" "-L" "-n -C 1"; do
+	# shellcheck disable=SC2086
+	run_case $opts needle big.txt many-lines.txt tree/empty1.txt \
+		tree/d2/bin.dat tree/d4/nul-only.dat tree/d1/dangling tree/d0
+done
+# no match at all, a missing operand, -q with an error after a match
+run_case zzzz-nothing big.txt tree/empty1.txt
+run_case needle missing-file big.txt
+run_case -q needle big.txt missing-file
+run_case -s needle missing-file big.txt
+run_case -rn needle .
+# reading 4 GiB of zeros takes seconds: with two ranks only
+if [ -e "$data/sparse.dat" ] && [ "$np" -eq 2 ]; then
+	run_case -n needle sparse.dat big.txt
+	run_case -a -b -o -n needle sparse.dat
+	run_case -c needle sparse.dat tree/d2/bin.dat
+fi
+echo "tsgrep_mpi: np=$np: $cases cases, $([ $fail = 0 ] && echo all equal || echo some differ)"
+exit $fail
