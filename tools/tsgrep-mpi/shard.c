@@ -196,13 +196,12 @@ static struct tsg_file *take(struct run *run, int remote,
 static void *local_worker(void *arg)
 {
 	struct run *run = arg;
-	struct tsg_scratch scratch = { NULL, 0, NULL };
+	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	struct tsg_file *file;
 
 	while ((file = take(run, 0, &scratch)))
 		search_and_finish(run, file, &scratch);
-	free(scratch.buf);
-	free(scratch.cache);
+	tsg_scratch_free(&scratch);
 	return NULL;
 }
 
@@ -364,7 +363,7 @@ static void wait_job(MPI_Status *status)
 
 static void worker_rank(const struct tsg_cfg *cfg)
 {
-	struct tsg_scratch scratch = { NULL, 0, NULL };
+	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	struct tsg_file file;
 	uint64_t head[2];
 	MPI_Status status;
@@ -393,8 +392,7 @@ static void worker_rank(const struct tsg_cfg *cfg)
 		out_free(&file.out);
 		free(msg);
 	}
-	free(scratch.buf);
-	free(scratch.cache);
+	tsg_scratch_free(&scratch);
 }
 
 static double now(void)
@@ -411,7 +409,7 @@ static double now(void)
  * go to stderr. */
 static void coordinate(struct run *run, int nranks)
 {
-	struct tsg_scratch scratch = { NULL, 0, NULL };
+	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	struct result_head head;
 	struct tsg_file *file;
 	struct timespec nap = { 0, 100000 };
@@ -475,8 +473,7 @@ static void coordinate(struct run *run, int nranks)
 			handouts ? spent / (double)handouts * 1e6 : 0.0);
 	free(inflight);
 	free(stopped);
-	free(scratch.buf);
-	free(scratch.cache);
+	tsg_scratch_free(&scratch);
 }
 
 void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,

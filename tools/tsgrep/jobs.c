@@ -135,14 +135,12 @@ static bool take_file(struct job_queue *queue, size_t *idx)
 static void *worker(void *arg)
 {
 	struct job_queue *queue = arg;
-	struct tsg_scratch scratch = { NULL, 0, NULL, NULL, 0 };
+	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	size_t idx;
 
 	while (take_file(queue, &idx))
 		run_file(queue, filelist_at(queue->list, idx), &scratch);
-	free(scratch.buf);
-	free(scratch.cache);
-	free(scratch.fold);
+	tsg_scratch_free(&scratch);
 	return NULL;
 }
 

@@ -1006,3 +1006,11 @@ done:
 	tsg_map_close(&eng.map);
 	return ret;
 }
+
+void tsg_scratch_free(struct tsg_scratch *s)
+{
+	free(s->buf);
+	free(s->cache);
+	free(s->fold);
+	*s = TSG_SCRATCH_INIT;
+}

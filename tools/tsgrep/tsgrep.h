@@ -232,6 +232,11 @@ struct tsg_scratch {
 	size_t fold_cap;
 };
 
+/* A worker's scratch before its first file, and what frees it after its
+ * last (search.c). */
+#define TSG_SCRATCH_INIT ((struct tsg_scratch){ .buf = NULL })
+void tsg_scratch_free(struct tsg_scratch *s);
+
 /* What search_fd() is told about its input. */
 struct tsg_input {
 	int fd;
