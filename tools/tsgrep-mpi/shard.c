@@ -484,10 +484,8 @@ void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 {
 	struct run run;
 	struct tsg_out sep;
-	struct tsg_file *file;
 	pthread_t thread;
 	int rank, nranks, started = 0;
-	size_t count, quit_at, i;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -520,20 +518,7 @@ void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	local_worker(&run);
 	out_flush_stdout();
 
-	count = atomic_load(&list->n);
-	quit_at = atomic_load(&run.order.quit_at);
-	for (i = 0; i < count; i++) {
-		file = filelist_at(list, i);
-		if (file->nsel > 0)
-			res->any_selected = 1;
-		if (file->err && i < quit_at)
-			res->any_error = 1;
-		res->bytes += file->stats.bytes;
-		res->lines += file->stats.lines;
-		res->matches += file->stats.matches;
-		if (!file->err && !file->is_loop)
-			res->files++;
-	}
+	tsg_sum_results(list, atomic_load(&run.order.quit_at), res);
 	order_destroy(&run.order);
 	pthread_mutex_destroy(&run.lock);
 }

@@ -144,13 +144,32 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+void tsg_sum_results(struct tsg_filelist *list, size_t quit_at,
+		     struct tsg_result *res)
+{
+	size_t count = atomic_load(&list->n);
+
+	for (size_t i = 0; i < count; i++) {
+		const struct tsg_file *file = filelist_at(list, i);
+
+		if (file->nsel > 0)
+			res->any_selected = 1;
+		if (file->err && i < quit_at)
+			res->any_error = 1;
+		res->bytes += file->stats.bytes;
+		res->lines += file->stats.lines;
+		res->matches += file->stats.matches;
+		if (!file->err && !file->is_loop)
+			res->files++;
+	}
+}
+
 void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	      struct tsg_walk *walk, struct tsg_result *res)
 {
 	struct job_queue queue;
 	pthread_t *threads = NULL;
-	size_t nthreads, started = 0, count, quit_at, i;
-	struct tsg_file *file;
+	size_t nthreads, started = 0, i;
 
 	memset(&queue, 0, sizeof(queue));
 	queue.cfg = cfg;
@@ -174,20 +193,7 @@ void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 		pthread_join(threads[i], NULL);
 	free(threads);
 	out_flush_stdout();
-	count = atomic_load(&list->n);
-	quit_at = atomic_load(&queue.order.quit_at);
-	for (i = 0; i < count; i++) {
-		file = filelist_at(list, i);
-		if (file->nsel > 0)
-			res->any_selected = 1;
-		if (file->err && i < quit_at)
-			res->any_error = 1;
-		res->bytes += file->stats.bytes;
-		res->lines += file->stats.lines;
-		res->matches += file->stats.matches;
-		if (!file->err && !file->is_loop)
-			res->files++;
-	}
+	tsg_sum_results(list, atomic_load(&queue.order.quit_at), res);
 	order_destroy(&queue.order);
 	pthread_mutex_destroy(&queue.walk_lock);
 }

@@ -343,4 +343,9 @@ struct tsg_result {
 void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	      struct tsg_walk *walk, struct tsg_result *res);
 
+/* Add up the files' results into @res, once they are all done; an error
+ * counts only in the files before @quit_at (where -q stopped). */
+void tsg_sum_results(struct tsg_filelist *list, size_t quit_at,
+		     struct tsg_result *res);
+
 #endif
