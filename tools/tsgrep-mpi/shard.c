@@ -74,55 +74,8 @@ static void die_oom(void)
 static void search_file(const struct tsg_cfg *cfg, struct tsg_file *file,
 			struct tsg_scratch *scratch)
 {
-	struct tsg_out *out = &file->out;
-	struct tsg_input in;
-	struct stat st;
-	long long nsel = 0;
-	int fd = 0;
-
-	out->order = NULL;
-	if (file->is_loop) {
-		if (!cfg->no_messages)
-			out_error(out,
-				  TSG_PROG ": %s: warning: recursive "
-					   "directory loop\n",
-				  file->display);
-		return;
-	}
-	if (file->error) {
-		file->err = 1;
-		if (!cfg->no_messages)
-			out_error(out, TSG_PROG ": %s: %s\n", file->display,
-				  strerror(file->error));
-		return;
-	}
-	if (strcmp(file->path, "-"))
-		fd = open(file->path, O_RDONLY | O_NOCTTY);
-	if (fd < 0) {
-		file->err = 1;
-		if (!cfg->no_messages)
-			out_error(out, TSG_PROG ": %s: %s\n", file->display,
-				  strerror(errno));
-		return;
-	}
-	in.fd = fd;
-	in.st = fstat(fd, &st) ? NULL : &st;
-	in.at_start = fd != 0;
-	in.name = file->display;
-	in.show_name = file->show_name;
-	nsel = search_fd(cfg, out, &in, scratch, &file->stats);
-	if (fd)
-		close(fd);
-	if (nsel < 0) {
-		file->err = 1;
-		nsel = 0;
-	}
-	file->nsel = nsel;
-	if ((cfg->list == TSG_LIST_MATCHING && nsel > 0) ||
-	    (cfg->list == TSG_LIST_NONMATCHING && nsel == 0)) {
-		out_filename(cfg, out, file->display);
-		out_putc(out, cfg->null_after_name ? '\0' : '\n');
-	}
+	file->out.order = NULL;
+	tsg_search_file(cfg, file, scratch);
 }
 
 /* Rank 0: a searched file (here or by a worker) joins tsgrep's order. */

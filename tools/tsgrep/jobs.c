@@ -30,33 +30,29 @@ struct job_queue {
 	atomic_bool walk_done;
 };
 
-static void run_file(struct job_queue *queue, struct tsg_file *file,
-		     struct tsg_scratch *scratch)
+long long tsg_search_file(const struct tsg_cfg *cfg, struct tsg_file *file,
+			  struct tsg_scratch *scratch)
 {
-	const struct tsg_cfg *cfg = queue->cfg;
 	struct tsg_out *out = &file->out;
 	struct tsg_input in;
 	struct stat st;
-	long long nsel = 0;
+	long long nsel;
 	int fd;
 
-	out->order = &queue->order;
-	if (order_quit_before(out))
-		goto out; /* grep -q would have exited before this file */
 	if (file->is_loop) {
 		if (!cfg->no_messages)
 			out_error(out,
 				  TSG_PROG ": %s: warning: recursive "
 					   "directory loop\n",
 				  file->display);
-		goto out;
+		return 0;
 	}
 	if (file->error) {
 		file->err = 1;
 		if (!cfg->no_messages)
 			out_error(out, TSG_PROG ": %s: %s\n", file->display,
 				  strerror(file->error));
-		goto out;
+		return 0;
 	}
 	/* A directory without -r is opened and read like any file: the
 	 * read fails with EISDIR, and, as with grep, -c still prints 0 and
@@ -64,14 +60,14 @@ static void run_file(struct job_queue *queue, struct tsg_file *file,
 	fd = 0;
 	if (strcmp(file->path, "-"))
 		fd = open(file->path, O_RDONLY | O_NOCTTY);
-	else
+	else if (out->order)
 		order_wait_turn(out);
 	if (fd < 0) {
 		file->err = 1;
 		if (!cfg->no_messages)
 			out_error(out, TSG_PROG ": %s: %s\n", file->display,
 				  strerror(errno));
-		goto out;
+		return 0;
 	}
 	in.fd = fd;
 	in.st = fstat(fd, &st) ? NULL : &st;
@@ -86,17 +82,26 @@ static void run_file(struct job_queue *queue, struct tsg_file *file,
 		nsel = 0;
 	}
 	file->nsel = nsel;
-	/* grep -q exits at the first match: later files are not searched
-	 * and their messages never printed */
-	if (cfg->quiet && nsel > 0)
-		order_quit_at(out);
 	if ((cfg->list == TSG_LIST_MATCHING && nsel > 0) ||
 	    (cfg->list == TSG_LIST_NONMATCHING && nsel == 0)) {
 		out_filename(cfg, out, file->display);
 		out_putc(out, cfg->null_after_name ? '\0' : '\n');
 		out_eol(cfg, out);
 	}
-out:
+	return nsel;
+}
+
+static void run_file(struct job_queue *queue, struct tsg_file *file,
+		     struct tsg_scratch *scratch)
+{
+	struct tsg_out *out = &file->out;
+
+	out->order = &queue->order;
+	/* grep -q exits at the first match: later files are not searched
+	 * and their messages never printed */
+	if (!order_quit_before(out) &&
+	    tsg_search_file(queue->cfg, file, scratch) > 0 && queue->cfg->quiet)
+		order_quit_at(out);
 	order_finish(out);
 }
 

@@ -343,6 +343,15 @@ struct tsg_result {
 void run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	      struct tsg_walk *walk, struct tsg_result *res);
 
+/*
+ * One file of the list into file->out, as grep treats it: a loop's
+ * warning, the walk's or open's error, the search, -l/-L's name; sets
+ * file->err and file->nsel and returns the lines selected.  With an order
+ * (file->out.order), standard input waits for its turn.
+ */
+long long tsg_search_file(const struct tsg_cfg *cfg, struct tsg_file *file,
+			  struct tsg_scratch *scratch);
+
 /* Add up the files' results into @res, once they are all done; an error
  * counts only in the files before @quit_at (where -q stopped). */
 void tsg_sum_results(struct tsg_filelist *list, size_t quit_at,
