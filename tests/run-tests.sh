@@ -11,12 +11,15 @@ TEXTSEARCH_PLUGIN_PATH="$abs_build/plugins:$abs_build/test-plugins"
 export TEXTSEARCH_PLUGIN_PATH BUILD
 for t in "$@"; do
 	echo "=== $t"
+	start=$(date +%s)
 	if "$t"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
 		failed="$failed $t"
 	fi
+	# wall seconds per program, to see where a slow CI run spends its time
+	echo "--- $t: $(($(date +%s) - start)) s"
 done
 [ -z "$failed" ] || echo "failed:$failed"
 echo "check: $pass passed, $fail failed"

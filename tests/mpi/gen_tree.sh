@@ -1,7 +1,8 @@
 #!/bin/sh
 # Generate the data the MPI tests search, in $1 (created): many small
 # files in a tree, big files with long lines (one past tsgrep's 1 MiB
-# long-line limit), empty files, binary files, a dangling link (a file
+# long-line limit), a text file that turns binary, empty files, binary
+# files, a dangling link (a file
 # that cannot be opened), and, unless $2 is "no4g", a sparse file whose
 # only text lies past 4 GiB.  Deterministic (awk's srand with a seed).
 set -eu
@@ -51,6 +52,15 @@ BEGIN {
 	print "last line needle";
 	printf "no newline at the end, needle";
 }' > "$d/big.txt"
+# text that turns binary after 550 KiB, with no match in the rest of
+# its range: the ranges after it, searched as text, are searched again
+rows() {
+	awk -v from="$1" -v to="$2" 'BEGIN { for (i = from; i < to; i++)
+		printf "row %d %s\n", i,
+			i % 501 == 0 && (i < 30000 || i > 55000) ? "needle" : "hay"
+	}'
+}
+{ rows 0 40001; printf 'a NUL\0 here\n'; rows 40001 60000; } > "$d/late-nul.txt"
 awk 'BEGIN { for (i = 0; i < 200000; i++)
 	printf "line %d %s\n", i, (i % 997 == 0) ? "needle" : "hay" }' \
 	> "$d/many-lines.txt"

@@ -9,11 +9,38 @@
  * files travel to rank 0 with their output.
  */
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <mpi.h>
 
 #include "hooks.h"
+
+void tsg_mpi_share_stdin(char **buf, size_t *len)
+{
+	/* MPI counts are ints: big pattern files go in parts */
+	const uint64_t part = 1 << 30;
+	uint64_t size = *len, done;
+	int rank;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (rank) {
+		free(*buf);
+		*buf = malloc(size ? size : 1);
+		if (!*buf) {
+			fputs("tsgrep: out of memory\n", stderr);
+			exit(2);
+		}
+	}
+	for (done = 0; done < size; done += part)
+		MPI_Bcast(*buf + done,
+			  (int)(size - done < part ? size - done : part),
+			  MPI_BYTE, 0, MPI_COMM_WORLD);
+	*len = size;
+}
 
 int main(int argc, char **argv)
 {

@@ -13,6 +13,16 @@
  * each file as soon as the ones before it are done, group separators and
  * -q exactly as tsgrep's.
  *
+ * A big regular file is split into ranges of whole lines (struct
+ * tsg_range), searched as shards of their own: each range's output keeps
+ * its line numbers in slots, and once every range of the file is back,
+ * rank 0 puts the file's output together, numbering its lines.  A range
+ * is searched as if the file were text before it (unless its first read
+ * had a NUL); when an earlier range turned the file binary, the rest of
+ * the file is searched again as one range, binary.  Options whose output
+ * depends on lines before or after a range (context, -m, -q, -l, -L,
+ * --binary-files=without-match) keep files whole.
+ *
  * Rank 0 searches too, on a second thread, taking files from the same
  * list; its main thread only hands out and collects, and sleeps between
  * polls so that it does not take a core from the searches.  Standard
@@ -39,17 +49,51 @@
 #define TAG_DATA 3
 #define PREFETCH 2
 #define NO_JOB UINT64_MAX
-/* MPI counts are ints: payloads go in pieces */
-#define PIECE (1 << 30)
+/* MPI counts are ints: payloads go in parts */
+#define PART (1 << 30)
+/* files from this size on are split (TSGREP_MPI_RANGE overrides) */
+#define RANGE_SIZE (32 << 20)
 
-/* What a worker sends back for one file (then the payload: the stdout
- * bytes, and each message as its place, length and text). */
+/* One range of a split file, and its search's result. */
+struct piece {
+	struct tsg_range range;
+	struct tsg_out out;
+	long long nsel;
+	int err;
+	struct tsg_file_stats stats;
+};
+
+/* A file searched in ranges (rank 0). */
+struct split {
+	struct tsg_file *file;
+	struct piece *pieces;
+	size_t n, ndone;
+};
+
+/* What is handed out: a whole file, or a range of a split one. */
+struct job {
+	struct tsg_file *file; /* NULL: no more */
+	struct split *split;
+	size_t piece;
+};
+
+/* A job as sent (then the path and display, NUL-terminated).  split is
+ * rank 0's pointer, only sent back. */
+struct job_head {
+	uint64_t idx, show_name;
+	uint64_t split, piece, start, limit, binary;
+};
+
+/* What a worker sends back for one job (then the payload: the stdout
+ * bytes, each message as its place, length and text, and each line
+ * number slot as its place and number). */
 struct result_head {
-	uint64_t idx;
+	uint64_t idx, split, piece;
 	int64_t nsel;
 	uint64_t err, used;
 	uint64_t bytes, lines, matches;
-	uint64_t len, nmsgs, payload;
+	uint64_t binary_after, binary_matched, stopped, nmatch, newlines;
+	uint64_t len, nmsgs, nslots, payload;
 };
 
 struct run {
@@ -57,9 +101,16 @@ struct run {
 	struct tsg_filelist *list;
 	struct tsg_walk *walk;
 	struct tsg_order order;
-	pthread_mutex_t lock; /* next and the walk */
+	pthread_mutex_t lock; /* next, the walk, the queue and splits */
 	size_t next;
 	int walk_done;
+	/* ranges waiting to be handed out, before the next file */
+	struct job *queue;
+	size_t qhead, qlen, qcap;
+	uint64_t range_size; /* 0: files are not split */
+	/* for TSGREP_MPI_STATS */
+	unsigned long handouts, splits, ranges;
+	double spent;
 	char sep[64]; /* the group separator, as out_group_sep() writes it */
 	size_t seplen;
 };
@@ -68,6 +119,14 @@ static void die_oom(void)
 {
 	out_write_fd(2, TSG_PROG ": out of memory\n", 23);
 	_exit(2);
+}
+
+static void *xrealloc(void *ptr, size_t size)
+{
+	ptr = realloc(ptr, size);
+	if (!ptr)
+		die_oom();
+	return ptr;
 }
 
 /* tsgrep's run_file(), minus the order: everything is buffered. */
@@ -114,26 +173,246 @@ static void search_and_finish(struct run *run, struct tsg_file *file,
 	finish_file(run, file);
 }
 
-/* The next file of the list, walking on as needed; NULL at the end.  For
- * a worker rank (@remote), stdin and the walk's errors are done here on
- * rank 0 as they come, on @scratch. */
-static struct tsg_file *take(struct run *run, int remote,
-			     struct tsg_scratch *scratch)
+/* ---- ranges ---- */
+
+/* Whether no option's output of a line depends on the lines of another
+ * range (see the top of this file). */
+static int ranges_allowed(const struct tsg_cfg *cfg)
 {
-	struct tsg_file *file = NULL;
+	return cfg->before < 0 && cfg->after < 0 && cfg->max_count < 0 &&
+	       !cfg->quiet && cfg->list == TSG_LIST_NONE &&
+	       cfg->binary != TSG_BIN_WITHOUT_MATCH;
+}
+
+static uint64_t range_size(const struct tsg_cfg *cfg)
+{
+	const char *env = getenv("TSGREP_MPI_RANGE");
+	uint64_t size = RANGE_SIZE;
+	char *end;
+
+	if (!ranges_allowed(cfg))
+		return 0;
+	if (env && *env) {
+		errno = 0;
+		size = strtoull(env, &end, 10);
+		if (errno || *end || !size) {
+			fprintf(stderr,
+				TSG_PROG "-mpi: TSGREP_MPI_RANGE: '%s' is not "
+					 "a size in bytes\n",
+				env);
+			exit(2);
+		}
+	}
+	/* whole reads: a range's reads fall where the file's fall */
+	return (size + cfg->chunk - 1) / cfg->chunk * cfg->chunk;
+}
+
+static void queue_push(struct run *run, struct split *split, size_t piece)
+{
+	if (run->qhead == run->qlen)
+		run->qhead = run->qlen = 0;
+	if (run->qlen == run->qcap) {
+		run->qcap = run->qcap ? 2 * run->qcap : 16;
+		run->queue =
+			xrealloc(run->queue, run->qcap * sizeof(*run->queue));
+	}
+	run->queue[run->qlen++] = (struct job){ split->file, split, piece };
+}
+
+/* Split @file into ranges if it is a regular file worth it, with no hole
+ * (grep's binary test of a sparse file is the whole file's), queueing all
+ * but the first: the job for that, or the whole file. */
+static struct job split_file(struct run *run, struct tsg_file *file)
+{
+	struct job job = { file, NULL, 0 };
+	uint64_t size = run->range_size, n, k;
+	struct split *split;
+	struct stat st;
+	unsigned char *head;
+	ssize_t got;
+	int fd, binary = 0;
+
+	if (!size || file->error || file->is_loop || !strcmp(file->path, "-"))
+		return job;
+	fd = open(file->path, O_RDONLY | O_NOCTTY);
+	if (fd < 0)
+		return job;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < 2 * size ||
+	    (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+		close(fd);
+		return job;
+	}
+	/* a NUL in the first read: the ranges after it are binary */
+	head = malloc(run->cfg->chunk);
+	if (!head)
+		die_oom();
+	got = pread(fd, head, run->cfg->chunk, 0);
+	if (run->cfg->binary != TSG_BIN_TEXT && got > 0 &&
+	    memchr(head, '\0', (size_t)got))
+		binary = 1;
+	free(head);
+	close(fd);
+
+	n = ((uint64_t)st.st_size + size - 1) / size;
+	run->splits++;
+	run->ranges += n;
+	split = calloc(1, sizeof(*split));
+	if (!split)
+		die_oom();
+	split->file = file;
+	split->n = n;
+	split->pieces = calloc(n, sizeof(*split->pieces));
+	if (!split->pieces)
+		die_oom();
+	for (k = 0; k < n; k++) {
+		split->pieces[k].range.start = k * size;
+		/* the last range reads on to the end, as the file grows */
+		split->pieces[k].range.limit = k + 1 < n ? (k + 1) * size :
+							   UINT64_MAX;
+		split->pieces[k].range.binary = k && binary;
+		if (k)
+			queue_push(run, split, k);
+	}
+	job.split = split;
+	return job;
+}
+
+/* The ranges' outputs as the file's: line numbers filled in, messages
+ * kept in place, -c and "binary file matches" once for the file. */
+static void join_pieces(const struct tsg_cfg *cfg, struct split *split)
+{
+	struct tsg_file *file = split->file;
+	struct tsg_out *out = &file->out;
+	uint64_t first = 1, nmatch = 0, lineno;
+	size_t k, at, m, l, next;
+	int binary_matched = 0;
+	char num[24];
+
+	file->nsel = 0;
+	for (k = 0; k < split->n; k++) {
+		struct piece *p = &split->pieces[k];
+		struct tsg_out *po = &p->out;
+
+		for (at = 0, m = 0, l = 0;;) {
+			next = po->len;
+			if (m < po->nmsgs && po->msgs[m].at < next)
+				next = po->msgs[m].at;
+			if (l < po->nslots && po->slots[l].at < next)
+				next = po->slots[l].at;
+			if (next > at)
+				out_put(out, po->buf + at, next - at);
+			at = next;
+			if (m < po->nmsgs && po->msgs[m].at == at) {
+				out_msg(out, po->msgs[m].text,
+					strlen(po->msgs[m].text));
+				m++;
+			} else if (l < po->nslots && po->slots[l].at == at) {
+				lineno = first + po->slots[l].lineno - 1;
+				out_put(out, num,
+					(size_t)snprintf(
+						num, sizeof(num), "%llu",
+						(unsigned long long)lineno));
+				l++;
+			} else {
+				break;
+			}
+		}
+		first += p->range.newlines;
+		file->nsel += p->nsel;
+		file->err |= p->err;
+		file->stats.bytes += p->stats.bytes;
+		file->stats.lines += p->stats.lines;
+		file->stats.matches += p->stats.matches;
+		out->used |= po->used;
+		nmatch += p->range.nmatch;
+		binary_matched |= p->range.binary_matched;
+		out_free(po);
+		if (p->range.stopped)
+			break;
+	}
+	for (k++; k < split->n; k++)
+		out_free(&split->pieces[k].out);
+	if (cfg->count)
+		out_count(cfg, out, file->show_name ? file->display : NULL,
+			  cfg->count_matches ? nmatch : (uint64_t)file->nsel);
+	else if (binary_matched)
+		out_binary_matches(out, file->display);
+	free(split->pieces);
+	free(split);
+}
+
+/* A range is back: once all are, the file is finished, or its rest is
+ * searched again if it turned binary before a range that took it for
+ * text. */
+static void piece_done(struct run *run, struct split *split)
+{
+	struct tsg_file *file;
+	size_t k;
+	int binary = 0;
+
+	pthread_mutex_lock(&run->lock);
+	if (++split->ndone < split->n) {
+		pthread_mutex_unlock(&run->lock);
+		return;
+	}
+	for (k = 0; k < split->n; k++) {
+		struct piece *p = &split->pieces[k];
+
+		if (binary && !p->range.binary)
+			break;
+		if (p->range.stopped) {
+			k = split->n;
+			break;
+		}
+		binary = p->range.binary_after;
+	}
+	if (k < split->n) {
+		struct piece *redo = &split->pieces[k];
+		uint64_t start = redo->range.start;
+		size_t i;
+
+		for (i = k; i < split->n; i++)
+			out_free(&split->pieces[i].out);
+		memset(redo, 0, sizeof(*redo));
+		redo->range.start = start;
+		redo->range.limit = UINT64_MAX;
+		redo->range.binary = 1;
+		split->n = k + 1;
+		split->ndone = k;
+		queue_push(run, split, k);
+		pthread_mutex_unlock(&run->lock);
+		return;
+	}
+	pthread_mutex_unlock(&run->lock);
+	file = split->file;
+	join_pieces(run->cfg, split);
+	finish_file(run, file);
+}
+/* The next job, walking on as needed; file NULL at the end.  For a worker
+ * rank (@remote), stdin and the walk's errors are done here on rank 0 as
+ * they come, on @scratch. */
+static struct job take(struct run *run, int remote, struct tsg_scratch *scratch)
+{
+	struct job job = { NULL, NULL, 0 };
+	struct tsg_file *file;
 
 	pthread_mutex_lock(&run->lock);
 	for (;;) {
+		if (run->qhead < run->qlen) {
+			job = run->queue[run->qhead++];
+			break;
+		}
 		if (run->next < atomic_load(&run->list->n)) {
 			file = filelist_at(run->list, run->next++);
 			if (remote && (!strcmp(file->path, "-") ||
 				       file->error || file->is_loop)) {
 				pthread_mutex_unlock(&run->lock);
 				search_and_finish(run, file, scratch);
-				file = NULL;
 				pthread_mutex_lock(&run->lock);
 				continue;
 			}
+			job = split_file(run, file);
 			break;
 		}
 		if (run->walk_done)
@@ -143,17 +422,47 @@ static struct tsg_file *take(struct run *run, int remote,
 			run->walk_done = 1;
 	}
 	pthread_mutex_unlock(&run->lock);
-	return file;
+	return job;
+}
+
+/* Search one range of @file into @p (on any rank). */
+static void search_piece(const struct tsg_cfg *cfg, struct tsg_file *file,
+			 struct piece *p, struct tsg_scratch *scratch)
+{
+	struct tsg_file part;
+
+	memset(&part, 0, sizeof(part));
+	part.path = file->path;
+	part.display = file->display;
+	part.show_name = file->show_name;
+	part.range = &p->range;
+	search_file(cfg, &part, scratch);
+	p->out = part.out;
+	p->nsel = part.nsel;
+	p->err = part.err;
+	p->stats = part.stats;
+}
+
+static void do_local(struct run *run, const struct job *job,
+		     struct tsg_scratch *scratch)
+{
+	if (job->split) {
+		search_piece(run->cfg, job->file,
+			     &job->split->pieces[job->piece], scratch);
+		piece_done(run, job->split);
+	} else {
+		search_and_finish(run, job->file, scratch);
+	}
 }
 
 static void *local_worker(void *arg)
 {
 	struct run *run = arg;
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
-	struct tsg_file *file;
+	struct job job;
 
-	while ((file = take(run, 0, &scratch)))
-		search_and_finish(run, file, &scratch);
+	while ((job = take(run, 0, &scratch)).file)
+		do_local(run, &job, &scratch);
 	tsg_scratch_free(&scratch);
 	return NULL;
 }
@@ -162,69 +471,90 @@ static void *local_worker(void *arg)
 
 static void send_bytes(const char *data, uint64_t len, int dest, int tag)
 {
-	uint64_t done = 0, piece;
+	uint64_t done = 0, part;
 
 	do {
-		piece = len - done > PIECE ? PIECE : len - done;
-		MPI_Send(data + done, (int)piece, MPI_BYTE, dest, tag,
+		part = len - done > PART ? PART : len - done;
+		MPI_Send(data + done, (int)part, MPI_BYTE, dest, tag,
 			 MPI_COMM_WORLD);
-		done += piece;
+		done += part;
 	} while (done < len);
 }
 
 static void recv_bytes(char *data, uint64_t len, int src, int tag)
 {
-	uint64_t done = 0, piece;
+	uint64_t done = 0, part;
 
 	do {
-		piece = len - done > PIECE ? PIECE : len - done;
-		MPI_Recv(data + done, (int)piece, MPI_BYTE, src, tag,
+		part = len - done > PART ? PART : len - done;
+		MPI_Recv(data + done, (int)part, MPI_BYTE, src, tag,
 			 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		done += piece;
+		done += part;
 	} while (done < len);
 }
 
-/* A job: index, show_name, then path and display, NUL-terminated. */
-static void send_job(const struct tsg_file *file, size_t idx, int dest)
+static void send_job(const struct job *job, int dest)
 {
+	const struct tsg_file *file = job ? job->file : NULL;
 	size_t plen = file ? strlen(file->path) + 1 : 0;
 	size_t dlen = file ? strlen(file->display) + 1 : 0;
-	size_t len = 2 * sizeof(uint64_t) + plen + dlen;
-	uint64_t head[2] = { file ? idx : NO_JOB,
-			     file ? (uint64_t)file->show_name : 0 };
+	struct job_head head;
+	size_t len = sizeof(head) + plen + dlen;
 	char *msg = malloc(len);
 
 	if (!msg)
 		die_oom();
-	memcpy(msg, head, sizeof(head));
+	memset(&head, 0, sizeof(head));
+	head.idx = file ? (uint64_t)file->out.idx : NO_JOB;
 	if (file) {
+		head.show_name = (uint64_t)file->show_name;
+		if (job->split) {
+			const struct tsg_range *range =
+				&job->split->pieces[job->piece].range;
+
+			head.split = (uint64_t)(uintptr_t)job->split;
+			head.piece = job->piece;
+			head.start = range->start;
+			head.limit = range->limit;
+			head.binary = (uint64_t)range->binary;
+		}
 		memcpy(msg + sizeof(head), file->path, plen);
 		memcpy(msg + sizeof(head) + plen, file->display, dlen);
 	}
+	memcpy(msg, &head, sizeof(head));
 	MPI_Send(msg, (int)len, MPI_BYTE, dest, TAG_JOB, MPI_COMM_WORLD);
 	free(msg);
 }
 
-static void send_result(const struct tsg_file *file, uint64_t idx)
+static void send_result(const struct job_head *job, const struct piece *p)
 {
-	const struct tsg_out *out = &file->out;
+	const struct tsg_out *out = &p->out;
 	struct result_head head;
-	uint64_t payload = out->len, tlen;
+	uint64_t payload = out->len, tlen, pair[2];
 	char *msg, *pos;
 	size_t i;
 
 	for (i = 0; i < out->nmsgs; i++)
 		payload += 2 * sizeof(uint64_t) + strlen(out->msgs[i].text);
+	payload += out->nslots * 2 * sizeof(uint64_t);
 	memset(&head, 0, sizeof(head));
-	head.idx = idx;
-	head.nsel = file->nsel;
-	head.err = (uint64_t)file->err;
+	head.idx = job->idx;
+	head.split = job->split;
+	head.piece = job->piece;
+	head.nsel = p->nsel;
+	head.err = (uint64_t)p->err;
 	head.used = (uint64_t)out->used;
-	head.bytes = file->stats.bytes;
-	head.lines = file->stats.lines;
-	head.matches = file->stats.matches;
+	head.bytes = p->stats.bytes;
+	head.lines = p->stats.lines;
+	head.matches = p->stats.matches;
+	head.binary_after = (uint64_t)p->range.binary_after;
+	head.binary_matched = (uint64_t)p->range.binary_matched;
+	head.stopped = (uint64_t)p->range.stopped;
+	head.nmatch = p->range.nmatch;
+	head.newlines = p->range.newlines;
 	head.len = out->len;
 	head.nmsgs = out->nmsgs;
+	head.nslots = out->nslots;
 	head.payload = payload;
 	MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
 	if (!payload)
@@ -237,26 +567,75 @@ static void send_result(const struct tsg_file *file, uint64_t idx)
 		memcpy(pos, out->buf, out->len);
 	pos += out->len;
 	for (i = 0; i < out->nmsgs; i++) {
-		uint64_t at = out->msgs[i].at;
-
 		tlen = strlen(out->msgs[i].text);
-		memcpy(pos, &at, sizeof(at));
-		memcpy(pos + sizeof(at), &tlen, sizeof(tlen));
-		memcpy(pos + 2 * sizeof(at), out->msgs[i].text, tlen);
-		pos += 2 * sizeof(at) + tlen;
+		pair[0] = out->msgs[i].at;
+		pair[1] = tlen;
+		memcpy(pos, pair, sizeof(pair));
+		memcpy(pos + sizeof(pair), out->msgs[i].text, tlen);
+		pos += sizeof(pair) + tlen;
+	}
+	for (i = 0; i < out->nslots; i++) {
+		pair[0] = out->slots[i].at;
+		pair[1] = out->slots[i].lineno;
+		memcpy(pos, pair, sizeof(pair));
+		pos += sizeof(pair);
 	}
 	send_bytes(msg, payload, 0, TAG_DATA);
 	free(msg);
 }
 
-/* Rank 0: a worker's result into the file's output. */
+/* Rank 0: a worker's result into @p; its output is built afresh, with its
+ * messages where they were and its line number slots. */
+static void recv_piece(const struct result_head *head, const char *payload,
+		       struct piece *p)
+{
+	struct tsg_out *out = &p->out;
+	const char *pos = payload + head->len;
+	uint64_t i, pair[2];
+	size_t done = 0;
+
+	p->nsel = head->nsel;
+	p->err = (int)head->err;
+	p->stats.bytes = head->bytes;
+	p->stats.lines = head->lines;
+	p->stats.matches = head->matches;
+	p->range.binary_after = (int)head->binary_after;
+	p->range.binary_matched = (int)head->binary_matched;
+	p->range.stopped = (int)head->stopped;
+	p->range.nmatch = head->nmatch;
+	p->range.newlines = head->newlines;
+	out->used = (int)head->used;
+	for (i = 0; i < head->nmsgs; i++) {
+		memcpy(pair, pos, sizeof(pair));
+		pos += sizeof(pair);
+		if (pair[0] > done)
+			out_put(out, payload + done, pair[0] - done);
+		done = pair[0];
+		out_msg(out, pos, pair[1]);
+		pos += pair[1];
+	}
+	if (head->len > done)
+		out_put(out, payload + done, head->len - done);
+	if (head->nslots) {
+		out->slots = xrealloc(NULL, head->nslots * sizeof(*out->slots));
+		out->nslots = out->capslots = head->nslots;
+	}
+	for (i = 0; i < head->nslots; i++) {
+		memcpy(pair, pos, sizeof(pair));
+		pos += sizeof(pair);
+		out->slots[i].at = pair[0];
+		out->slots[i].lineno = pair[1];
+	}
+}
+
+/* Rank 0: a worker's result, for a whole file or a range. */
 static void recv_result(struct run *run, const struct result_head *head,
 			int src)
 {
+	struct split *split = (struct split *)(uintptr_t)head->split;
 	struct tsg_file *file = filelist_at(run->list, head->idx);
-	struct tsg_out *out = &file->out;
-	char *payload = NULL, *pos;
-	uint64_t i, at, tlen;
+	struct piece whole;
+	char *payload = NULL;
 
 	if (head->payload) {
 		payload = malloc(head->payload);
@@ -264,34 +643,25 @@ static void recv_result(struct run *run, const struct result_head *head,
 			die_oom();
 		recv_bytes(payload, head->payload, src, TAG_DATA);
 	}
-	file->nsel = head->nsel;
-	file->err = (int)head->err;
-	file->stats.bytes = head->bytes;
-	file->stats.lines = head->lines;
-	file->stats.matches = head->matches;
-	out->used = (int)head->used;
-	if (head->len)
-		out_put(out, payload, head->len);
-	pos = payload + head->len;
-	for (i = 0; i < head->nmsgs; i++) {
-		memcpy(&at, pos, sizeof(at));
-		memcpy(&tlen, pos + sizeof(at), sizeof(tlen));
-		pos += 2 * sizeof(at);
-		out->msgs = realloc(out->msgs,
-				    (out->nmsgs + 1) * sizeof(*out->msgs));
-		if (!out->msgs)
-			die_oom();
-		out->msgs[out->nmsgs].at = at;
-		out->msgs[out->nmsgs].text = malloc(tlen + 1);
-		if (!out->msgs[out->nmsgs].text)
-			die_oom();
-		memcpy(out->msgs[out->nmsgs].text, pos, tlen);
-		out->msgs[out->nmsgs].text[tlen] = '\0';
-		out->nmsgs++;
-		out->capmsgs = out->nmsgs;
-		pos += tlen;
+	if (split) {
+		recv_piece(head, payload, &split->pieces[head->piece]);
+		free(payload);
+		piece_done(run, split);
+		return;
 	}
+	memset(&whole, 0, sizeof(whole));
+	recv_piece(head, payload, &whole);
 	free(payload);
+	file->out.buf = whole.out.buf;
+	file->out.len = whole.out.len;
+	file->out.cap = whole.out.cap;
+	file->out.msgs = whole.out.msgs;
+	file->out.nmsgs = whole.out.nmsgs;
+	file->out.capmsgs = whole.out.capmsgs;
+	file->out.used = whole.out.used;
+	file->nsel = whole.nsel;
+	file->err = whole.err;
+	file->stats = whole.stats;
 	finish_file(run, file);
 }
 
@@ -318,7 +688,8 @@ static void worker_rank(const struct tsg_cfg *cfg)
 {
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	struct tsg_file file;
-	uint64_t head[2];
+	struct job_head head;
+	struct piece p;
 	MPI_Status status;
 	char *msg;
 	int len;
@@ -331,18 +702,30 @@ static void worker_rank(const struct tsg_cfg *cfg)
 			die_oom();
 		MPI_Recv(msg, len, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD,
 			 MPI_STATUS_IGNORE);
-		memcpy(head, msg, sizeof(head));
-		if (head[0] == NO_JOB) {
+		memcpy(&head, msg, sizeof(head));
+		if (head.idx == NO_JOB) {
 			free(msg);
 			break;
 		}
 		memset(&file, 0, sizeof(file));
+		memset(&p, 0, sizeof(p));
 		file.path = msg + sizeof(head);
 		file.display = file.path + strlen(file.path) + 1;
-		file.show_name = (int)head[1];
-		search_file(cfg, &file, &scratch);
-		send_result(&file, head[0]);
-		out_free(&file.out);
+		file.show_name = (int)head.show_name;
+		if (head.split) {
+			p.range.start = head.start;
+			p.range.limit = head.limit;
+			p.range.binary = (int)head.binary;
+			search_piece(cfg, &file, &p, &scratch);
+		} else {
+			search_file(cfg, &file, &scratch);
+			p.out = file.out;
+			p.nsel = file.nsel;
+			p.err = file.err;
+			p.stats = file.stats;
+		}
+		send_result(&head, &p);
+		out_free(&p.out);
 		free(msg);
 	}
 	tsg_scratch_free(&scratch);
@@ -357,35 +740,33 @@ static double now(void)
 }
 
 /* Rank 0's main thread: hand out, collect, until every worker stopped.
- * With TSGREP_MPI_STATS in the environment, the hand-outs' count and
- * mean time (taking the next file, walking on if needed, and sending it)
- * go to stderr. */
+ * A hand-out's time (taking the next job, walking on if needed, and
+ * sending it) is kept for TSGREP_MPI_STATS. */
 static void coordinate(struct run *run, int nranks)
 {
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	struct result_head head;
-	struct tsg_file *file;
+	struct job job;
 	struct timespec nap = { 0, 100000 };
 	MPI_Request req;
 	MPI_Status status;
 	int *inflight = calloc((size_t)nranks, sizeof(int));
 	int *stopped = calloc((size_t)nranks, sizeof(int));
 	int live = nranks - 1, r, k, done, idle = 0;
-	double t0, spent = 0;
-	unsigned long handouts = 0;
+	double t0;
 
 	if (!inflight || !stopped)
 		die_oom();
 	for (r = 1; r < nranks; r++) {
 		for (k = 0; k < PREFETCH; k++) {
-			file = take(run, 1, &scratch);
-			if (!file)
+			job = take(run, 1, &scratch);
+			if (!job.file)
 				break;
-			send_job(file, (size_t)file->out.idx, r);
+			send_job(&job, r);
 			inflight[r]++;
 		}
 		if (!inflight[r]) {
-			send_job(NULL, 0, r);
+			send_job(NULL, r);
 			stopped[r] = 1;
 			live--;
 		}
@@ -407,23 +788,20 @@ static void coordinate(struct run *run, int nranks)
 		recv_result(run, &head, r);
 		t0 = now();
 		inflight[r]--;
-		file = stopped[r] ? NULL : take(run, 1, &scratch);
-		if (file) {
-			send_job(file, (size_t)file->out.idx, r);
+		job = stopped[r] ? (struct job){ NULL, NULL, 0 } :
+				   take(run, 1, &scratch);
+		if (job.file) {
+			send_job(&job, r);
 			inflight[r]++;
-			handouts++;
-			spent += now() - t0;
+			run->handouts++;
+			run->spent += now() - t0;
 		} else if (!stopped[r]) {
-			send_job(NULL, 0, r);
+			send_job(NULL, r);
 			stopped[r] = 1;
 		}
 		if (stopped[r] && !inflight[r])
 			live--;
 	}
-	if (getenv("TSGREP_MPI_STATS"))
-		fprintf(stderr, "tsgrep-mpi: %lu hand-outs, %.1f us each\n",
-			handouts,
-			handouts ? spent / (double)handouts * 1e6 : 0.0);
 	free(inflight);
 	free(stopped);
 	tsg_scratch_free(&scratch);
@@ -450,6 +828,7 @@ void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	run.cfg = cfg;
 	run.list = list;
 	run.walk = walk;
+	run.range_size = range_size(cfg);
 	pthread_mutex_init(&run.lock, NULL);
 	order_init(&run.order, cfg, list);
 	memset(&sep, 0, sizeof(sep));
@@ -471,7 +850,16 @@ void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,
 	local_worker(&run);
 	out_flush_stdout();
 
+	if (getenv("TSGREP_MPI_STATS"))
+		fprintf(stderr,
+			"tsgrep-mpi: %lu hand-outs, %.1f us each; %lu files "
+			"split in %lu ranges\n",
+			run.handouts,
+			run.handouts ? run.spent / (double)run.handouts * 1e6 :
+				       0.0,
+			run.splits, run.ranges);
 	tsg_sum_results(list, atomic_load(&run.order.quit_at), res);
 	order_destroy(&run.order);
 	pthread_mutex_destroy(&run.lock);
+	free(run.queue);
 }

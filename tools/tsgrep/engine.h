@@ -74,6 +74,10 @@ struct engine {
 	size_t map_off; /* bytes of the mapping given to the engine */
 	/* file offsets [fold_lo, fold_hi) are folded in scratch->fold */
 	uint64_t fold_lo, fold_hi;
+	/* a range of the file (tsgrep.h), NULL for all of it */
+	struct tsg_range *range;
+	int skipping;	      /* in the line that crosses the range's start */
+	uint64_t binary_from; /* file offset of the read that had a NUL */
 };
 
 /* Whether @ch ends a line: a newline, or a NUL in a binary file (as in

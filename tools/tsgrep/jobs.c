@@ -74,6 +74,8 @@ long long tsg_search_file(const struct tsg_cfg *cfg, struct tsg_file *file,
 	in.at_start = fd != 0;
 	in.name = file->display;
 	in.show_name = file->show_name;
+	in.range = file->range;
+	out->line_slots = file->range && (cfg->line_num || cfg->json);
 	nsel = search_fd(cfg, out, &in, scratch, &file->stats);
 	if (fd)
 		close(fd);

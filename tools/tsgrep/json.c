@@ -157,9 +157,8 @@ void json_match(struct tsg_out *out, const char *path, uint64_t lineno,
 	json_data(out, (const unsigned char *)path, strlen(path));
 	out_puts(out, ",\"lines\":");
 	json_data(out, line, len);
-	snprintf(num, sizeof(num), ",\"line_number\":%llu",
-		 (unsigned long long)lineno);
-	out_puts(out, num);
+	out_puts(out, ",\"line_number\":");
+	out_lineno(out, lineno);
 	snprintf(num, sizeof(num), ",\"absolute_offset\":%llu",
 		 (unsigned long long)off);
 	out_puts(out, num);

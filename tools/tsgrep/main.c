@@ -140,6 +140,12 @@ static void addpats_lines(struct patlist *list, const char *text, size_t len)
 	addpat(list, text, len);
 }
 
+/* tsgrep-mpi's ranks but rank 0 have no standard input: it gives them
+ * rank 0's patterns (tools/tsgrep-mpi/hooks.h). */
+#ifndef tsg_share_stdin_patterns
+#define tsg_share_stdin_patterns(buf, len) ((void)0)
+#endif
+
 /* -f FILE: one pattern per line; a final newline adds no empty pattern,
  * an empty line is the empty pattern. */
 static void addpats_file(struct patlist *list, const char *name)
@@ -170,6 +176,8 @@ static void addpats_file(struct patlist *list, const char *name)
 	}
 	if (fd)
 		close(fd);
+	else
+		tsg_share_stdin_patterns(&buf, &len);
 	if (len) {
 		if (buf[len - 1] == '\n')
 			len--;

@@ -144,10 +144,8 @@ void out_eol(const struct tsg_cfg *cfg, struct tsg_out *out)
 
 void out_error(struct tsg_out *out, const char *fmt, ...)
 {
-	struct tsg_msg *msgs;
-	char buf[4096], *text;
+	char buf[4096];
 	va_list ap;
-	size_t cap;
 	int len;
 
 	va_start(ap, fmt);
@@ -157,10 +155,19 @@ void out_error(struct tsg_out *out, const char *fmt, ...)
 		return;
 	if ((size_t)len >= sizeof(buf))
 		len = sizeof(buf) - 1;
+	out_msg(out, buf, (size_t)len);
+}
+
+void out_msg(struct tsg_out *out, const char *text, size_t len)
+{
+	struct tsg_msg *msgs;
+	size_t cap;
+	char *copy;
+
 	if (out->direct) {
 		/* keep stdout and stderr in the order they were produced */
 		out_flush_stdout();
-		out_write_fd(2, buf, (size_t)len);
+		out_write_fd(2, text, len);
 		return;
 	}
 	if (out->nmsgs == out->capmsgs) {
@@ -171,12 +178,17 @@ void out_error(struct tsg_out *out, const char *fmt, ...)
 		out->msgs = msgs;
 		out->capmsgs = cap;
 	}
-	text = strdup(buf);
-	if (!text)
+	copy = strndup(text, len);
+	if (!copy)
 		return;
 	out->msgs[out->nmsgs].at = out->len;
-	out->msgs[out->nmsgs].text = text;
+	out->msgs[out->nmsgs].text = copy;
 	out->nmsgs++;
+}
+
+void out_binary_matches(struct tsg_out *out, const char *name)
+{
+	out_error(out, TSG_PROG ": %s: binary file matches\n", name);
 }
 
 void out_drain(struct tsg_out *out)
@@ -207,6 +219,7 @@ void out_free(struct tsg_out *out)
 	for (i = 0; i < out->nmsgs; i++)
 		free(out->msgs[i].text);
 	free(out->msgs);
+	free(out->slots);
 	free(out->buf);
 	memset(out, 0, sizeof(*out));
 }
@@ -252,18 +265,50 @@ void out_sep(const struct tsg_cfg *cfg, struct tsg_out *out, char sep)
 }
 
 static void out_num(const struct tsg_cfg *cfg, struct tsg_out *out,
-		    const char *sgr, uint64_t value)
+		    const char *sgr, uint64_t value, int is_line)
 {
 	char num[24];
-	int len = snprintf(num, sizeof(num), "%llu", (unsigned long long)value);
+	int len, sgr_on = cfg->color && *sgr;
 
-	if (cfg->color && *sgr) {
+	if (sgr_on)
 		out_sgr_start(cfg, out, sgr);
-		out_put(out, num, (size_t)len);
-		out_sgr_end(cfg, out, sgr);
+	if (is_line) {
+		out_lineno(out, value);
 	} else {
+		len = snprintf(num, sizeof(num), "%llu",
+			       (unsigned long long)value);
 		out_put(out, num, (size_t)len);
 	}
+	if (sgr_on)
+		out_sgr_end(cfg, out, sgr);
+}
+
+void out_lineno(struct tsg_out *out, uint64_t lineno)
+{
+	struct tsg_slot *slots;
+	char num[24];
+	size_t cap;
+	int len;
+
+	if (!out->line_slots) {
+		len = snprintf(num, sizeof(num), "%llu",
+			       (unsigned long long)lineno);
+		out_put(out, num, (size_t)len);
+		return;
+	}
+	if (out->nslots == out->capslots) {
+		cap = out->capslots ? out->capslots * 2 : 64;
+		slots = realloc(out->slots, cap * sizeof(*slots));
+		if (!slots) {
+			out_write_fd(2, TSG_PROG ": out of memory\n", 23);
+			_exit(2);
+		}
+		out->slots = slots;
+		out->capslots = cap;
+	}
+	out->slots[out->nslots].at = out->len;
+	out->slots[out->nslots].lineno = lineno;
+	out->nslots++;
 }
 
 /* File name, line number, byte offset: grep's order, each followed by the
@@ -279,13 +324,31 @@ void out_head(const struct tsg_cfg *cfg, struct tsg_out *out, const char *name,
 			out_sep(cfg, out, sep);
 	}
 	if (cfg->line_num) {
-		out_num(cfg, out, cfg->colors.ln, lineno);
+		out_num(cfg, out, cfg->colors.ln, lineno, 1);
 		out_sep(cfg, out, sep);
 	}
 	if (cfg->byte_off) {
-		out_num(cfg, out, cfg->colors.bn, off);
+		out_num(cfg, out, cfg->colors.bn, off, 0);
 		out_sep(cfg, out, sep);
 	}
+}
+
+void out_count(const struct tsg_cfg *cfg, struct tsg_out *out, const char *name,
+	       uint64_t count)
+{
+	char num[24];
+	int len;
+
+	if (name) {
+		out_filename(cfg, out, name);
+		if (cfg->null_after_name)
+			out_putc(out, '\0');
+		else
+			out_sep(cfg, out, ':');
+	}
+	len = snprintf(num, sizeof(num), "%llu\n", (unsigned long long)count);
+	out_put(out, num, (size_t)len);
+	out_eol(cfg, out);
 }
 
 void out_group_sep(const struct tsg_cfg *cfg, struct tsg_out *out)

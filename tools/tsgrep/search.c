@@ -834,6 +834,7 @@ static bool check_binary(struct engine *eng, size_t got)
 		 * rest of the file is binary, where a NUL ends a line too
 		 * (is_eol()) */
 		eng->binary = 1;
+		eng->binary_from = eng->base + eng->len;
 		if (cfg->binary == TSG_BIN_WITHOUT_MATCH) {
 			eng->nsel = 0;
 			return false;
@@ -875,24 +876,89 @@ static void feed_long_line(struct engine *eng, size_t rend, size_t got)
 	}
 }
 
-static void print_count(struct engine *eng)
+/* A range starts at its first line: the lines before, and the one that
+ * crosses its start, are the range before's.  Is the byte before it a
+ * line end (NUL only in a file binary by then)? */
+static int range_begin(struct engine *eng, int fd)
 {
-	const struct tsg_cfg *cfg = eng->cfg;
-	char num[24];
-	int len;
+	const struct tsg_range *range = eng->range;
+	unsigned char prev;
 
-	if (eng->name) {
-		out_filename(cfg, eng->out, eng->name);
-		if (cfg->null_after_name)
-			out_putc(eng->out, '\0');
-		else
-			out_sep(cfg, eng->out, ':');
+	eng->base = range->start;
+	eng->binary = range->binary;
+	if (lseek(fd, (off_t)range->start, SEEK_SET) < 0)
+		return -1;
+	if (!range->start)
+		return 0;
+	if (pread(fd, &prev, 1, (off_t)range->start - 1) != 1)
+		return -1;
+	eng->skipping = !is_eol(eng, prev);
+	return 0;
+}
+
+/* The unfinished line at the range's start, as it is read: true once it
+ * ended and the range's first line begins. */
+static bool skip_crossing_line(struct engine *eng)
+{
+	size_t le = line_end(eng, eng->pos, eng->len);
+
+	eng->pos = le < eng->len ? le + 1 : eng->len;
+	eng->lnpos = eng->pos;
+	eng->skipping = le == eng->len;
+	return !eng->skipping;
+}
+
+/* The window [pos, *rend) cut to the range's lines: true if it holds
+ * the range's last line (the next range's first starts at *rend). */
+static bool range_clip(struct engine *eng, size_t *rend)
+{
+	uint64_t limit = eng->range->limit;
+	/* a long line's unsearched tail is all the buffer keeps of it */
+	uint64_t line = eng->long_line.active ? eng->long_line.start :
+						eng->base + eng->pos;
+	size_t from, le;
+
+	if (line >= limit) {
+		*rend = eng->pos;
+		return true;
 	}
-	len = snprintf(num, sizeof(num), "%llu\n",
-		       cfg->count_matches ? (unsigned long long)eng->nmatch :
-					    (unsigned long long)eng->nsel);
-	out_put(eng->out, num, (size_t)len);
-	out_eol(cfg, eng->out);
+	if (eng->base + *rend < limit)
+		return false;
+	/* the line that holds byte limit - 1 is the last */
+	from = limit - 1 > eng->base + eng->pos ?
+		       (size_t)(limit - 1 - eng->base) :
+		       eng->pos;
+	le = line_end(eng, from, *rend);
+	if (le == *rend)
+		return false; /* a long line, going on past limit */
+	*rend = le + 1;
+	return true;
+}
+
+/* What the whole file's output needs to know of the range. */
+static void report_range(struct engine *eng)
+{
+	struct tsg_range *range = eng->range;
+
+	range->binary_after = eng->binary && (range->binary ||
+					      eng->binary_from < range->limit);
+	range->binary_matched = eng->binary_matched || eng->enc_err;
+	range->stopped = eng->stop;
+	range->nmatch = eng->nmatch;
+	range->newlines = 0;
+	if ((eng->cfg->line_num || eng->cfg->json) && !eng->skipping &&
+	    eng->pos <= eng->len)
+		range->newlines = lineno_at(eng, eng->pos) - 1;
+}
+
+/* Of @got bytes read at eng->len, those in the range, for --stats. */
+static uint64_t range_bytes(const struct engine *eng, size_t got)
+{
+	uint64_t from = eng->base + eng->len, to = from + got;
+
+	if (to > eng->range->limit)
+		to = eng->range->limit;
+	return to > from ? to - from : 0;
 }
 
 long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
@@ -903,6 +969,9 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 	struct engine eng;
 	long long ret = 0;
 	size_t got, rend;
+	bool last = false;
+	/* a range counts its own bytes, unless the file ends in it */
+	uint64_t bytes_read = 0, bytes_in_range = 0;
 
 	memset(&eng, 0, sizeof(eng));
 	eng.cfg = cfg;
@@ -924,8 +993,18 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 	eng.regular = in->st && S_ISREG(in->st->st_mode);
 	eng.seekable = eng.regular &&
 		       (in->at_start || lseek(in->fd, 0, SEEK_CUR) >= 0);
-	if (cfg->binary != TSG_BIN_TEXT &&
-	    has_hole(in->fd, in->st, in->at_start)) {
+	eng.range = in->range;
+	if (eng.range) {
+		/* read, never mapped; the caller saw no hole */
+		if (range_begin(&eng, in->fd)) {
+			if (!cfg->no_messages)
+				out_error(out, TSG_PROG ": %s: %s\n", name,
+					  strerror(errno));
+			ret = -1;
+			goto done;
+		}
+	} else if (cfg->binary != TSG_BIN_TEXT &&
+		   has_hole(in->fd, in->st, in->at_start)) {
 		eng.binary = 1;
 	} else if (cfg->map_files &&
 		   tsg_map_open(&eng.map, in->fd, in->st, in->at_start)) {
@@ -952,11 +1031,24 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 			ret = -1;
 			break;
 		}
-		stats->bytes += got;
+		bytes_read += got;
+		if (eng.range)
+			bytes_in_range += range_bytes(&eng, got);
 		if (!check_binary(&eng, got))
 			break;
 		eng.len += got;
+		if (eng.skipping && !skip_crossing_line(&eng)) {
+			if (!got)
+				break;
+			continue;
+		}
 		rend = window_end(&eng, got);
+		if (eng.range) {
+			last = range_clip(&eng, &rend);
+			/* the next range's long line is not begun */
+			if (last && rend <= eng.pos && !eng.long_line.active)
+				break;
+		}
 		feed_long_line(&eng, rend, got);
 		if (eng.stop)
 			break;
@@ -964,6 +1056,8 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 			process(&eng, eng.pos, rend);
 			eng.pos = rend;
 		}
+		if (last)
+			break;
 		/* also once the rest is read: copying the mapped tail may
 		 * have met a lost page */
 		if (eng.map.size && tsg_map_shrunk(&eng.map)) {
@@ -983,11 +1077,18 @@ long long search_fd(const struct tsg_cfg *cfg, struct tsg_out *out,
 done:
 	if (ret == 0)
 		ret = eng.nsel;
-	if (!cfg->count && !cfg->quiet && cfg->list == TSG_LIST_NONE &&
-	    (eng.binary_matched || eng.enc_err) && !eng.shrunk)
-		out_error(out, TSG_PROG ": %s: binary file matches\n", name);
-	if (cfg->count && cfg->list == TSG_LIST_NONE)
-		print_count(&eng);
+	stats->bytes += eng.range && !eng.stop ? bytes_in_range : bytes_read;
+	if (eng.range) {
+		report_range(&eng);
+	} else {
+		if (!cfg->count && !cfg->quiet && cfg->list == TSG_LIST_NONE &&
+		    (eng.binary_matched || eng.enc_err) && !eng.shrunk)
+			out_binary_matches(out, name);
+		if (cfg->count && cfg->list == TSG_LIST_NONE)
+			out_count(cfg, out, eng.name,
+				  cfg->count_matches ? eng.nmatch :
+						       (uint64_t)eng.nsel);
+	}
 	out->used = eng.used;
 	stats->lines += (uint64_t)eng.nsel;
 	stats->matches += cfg->count_matches || cfg->stats ? eng.nmatch : 0;

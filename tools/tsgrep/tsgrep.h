@@ -143,11 +143,23 @@ struct tsg_out {
 			  was output before it (decided in order) */
 	int used;     /* this file selected a line in printing mode */
 	int done;     /* the file is searched (set under the order's lock) */
+	/* A range of a file (tsgrep-mpi) cannot know its first line's
+	 * number: with line_slots, line numbers are not written but kept
+	 * here, relative to the range, for the whole file's output to be
+	 * put together with them (out_lineno()). */
+	int line_slots;
+	struct tsg_slot *slots;
+	size_t nslots, capslots;
 };
 
 struct tsg_msg {
 	size_t at;
 	char *text;
+};
+
+struct tsg_slot {
+	size_t at;
+	uint64_t lineno;
 };
 
 void out_put(struct tsg_out *out, const void *data, size_t len);
@@ -156,6 +168,14 @@ void out_puts(struct tsg_out *out, const char *str);
 void out_eol(const struct tsg_cfg *cfg, struct tsg_out *out);
 void out_error(struct tsg_out *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A message of @len bytes to stderr, in order with the output. */
+void out_msg(struct tsg_out *out, const char *text, size_t len);
+void out_binary_matches(struct tsg_out *out, const char *name);
+/* -c's line: the name if shown, then @count. */
+void out_count(const struct tsg_cfg *cfg, struct tsg_out *out, const char *name,
+	       uint64_t count);
+/* A line number (written, or kept in a slot: see line_slots). */
+void out_lineno(struct tsg_out *out, uint64_t lineno);
 /* Write everything buffered to the real streams (caller owns stdout). */
 void out_drain(struct tsg_out *out);
 /* Write what the shared stdout buffer holds (by the file that may write,
@@ -237,6 +257,26 @@ struct tsg_scratch {
 #define TSG_SCRATCH_INIT ((struct tsg_scratch){ .buf = NULL })
 void tsg_scratch_free(struct tsg_scratch *s);
 
+/*
+ * A range of a regular file, searched on its own (tsgrep-mpi): the lines
+ * that start in [start, limit).  start is a multiple of cfg->chunk, so
+ * reads fall where they fall for the whole file, and a NUL makes the rest
+ * binary from the same read.  The line that crosses start belongs to the
+ * range before; the last line may end past limit.  Its output has no -c
+ * line or "binary file matches" message (the whole file's), and its line
+ * numbers are in slots, counted from 1 at its first line.
+ */
+struct tsg_range {
+	uint64_t start, limit;
+	int binary; /* the file turned binary before start */
+	/* what the search found */
+	int binary_after; /* ... or before limit, so it is for the next */
+	int binary_matched;
+	int stopped; /* at a match in binary data: the file ends here */
+	uint64_t nmatch;
+	uint64_t newlines; /* in its lines (only with -n or --json) */
+};
+
 /* What search_fd() is told about its input. */
 struct tsg_input {
 	int fd;
@@ -244,6 +284,7 @@ struct tsg_input {
 	int at_start;	       /* tsgrep opened it: its offset is 0 */
 	const char *name;      /* what output shows */
 	int show_name;
+	struct tsg_range *range; /* NULL: the whole file */
 };
 
 /* Search one open descriptor.  Returns the number of selected lines, or
@@ -292,6 +333,7 @@ struct tsg_file {
 	int error;	  /* errno found while walking (reported in order) */
 	int is_dir_error; /* a directory given without -r */
 	int is_loop;	  /* a directory loop met by -R: a warning */
+	struct tsg_range *range; /* tsgrep-mpi: only this range of it */
 	/* the search of it (jobs.c) */
 	struct tsg_out out;
 	long long nsel;
