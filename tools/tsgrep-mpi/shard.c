@@ -30,8 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <mpi.h>
-
+#include "mpi_util.h"
 #include "tsgrep.h"
 
 #define TAG_JOB 1
@@ -39,8 +38,6 @@
 #define TAG_DATA 3
 #define PREFETCH 2
 #define NO_JOB UINT64_MAX
-/* MPI counts are ints: payloads go in pieces */
-#define PIECE (1 << 30)
 
 /* What a worker sends back for one file (then the payload: the stdout
  * bytes, and each message as its place, length and text). */
@@ -160,30 +157,6 @@ static void *local_worker(void *arg)
 
 /* ---- messages ---- */
 
-static void send_bytes(const char *data, uint64_t len, int dest, int tag)
-{
-	uint64_t done = 0, piece;
-
-	do {
-		piece = len - done > PIECE ? PIECE : len - done;
-		MPI_Send(data + done, (int)piece, MPI_BYTE, dest, tag,
-			 MPI_COMM_WORLD);
-		done += piece;
-	} while (done < len);
-}
-
-static void recv_bytes(char *data, uint64_t len, int src, int tag)
-{
-	uint64_t done = 0, piece;
-
-	do {
-		piece = len - done > PIECE ? PIECE : len - done;
-		MPI_Recv(data + done, (int)piece, MPI_BYTE, src, tag,
-			 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		done += piece;
-	} while (done < len);
-}
-
 /* A job: index, show_name, then path and display, NUL-terminated. */
 static void send_job(const struct tsg_file *file, size_t idx, int dest)
 {
@@ -245,7 +218,7 @@ static void send_result(const struct tsg_file *file, uint64_t idx)
 		memcpy(pos + 2 * sizeof(at), out->msgs[i].text, tlen);
 		pos += 2 * sizeof(at) + tlen;
 	}
-	send_bytes(msg, payload, 0, TAG_DATA);
+	mpi_send_bytes(msg, payload, 0, TAG_DATA);
 	free(msg);
 }
 
@@ -262,7 +235,7 @@ static void recv_result(struct run *run, const struct result_head *head,
 		payload = malloc(head->payload);
 		if (!payload)
 			die_oom();
-		recv_bytes(payload, head->payload, src, TAG_DATA);
+		mpi_recv_bytes(payload, head->payload, src, TAG_DATA);
 	}
 	file->nsel = head->nsel;
 	file->err = (int)head->err;
@@ -297,23 +270,6 @@ static void recv_result(struct run *run, const struct result_head *head,
 
 /* ---- the ranks ---- */
 
-/* The next job from rank 0, polled with naps: Open MPI's blocking probe
- * spins, which takes a core from the ranks that search when there are
- * more ranks than cores (mpirun --oversubscribe). */
-static void wait_job(MPI_Status *status)
-{
-	struct timespec nap = { 0, 100000 };
-	int flag = 0, idle = 0;
-
-	for (;;) {
-		MPI_Iprobe(0, TAG_JOB, MPI_COMM_WORLD, &flag, status);
-		if (flag)
-			return;
-		if (++idle > 64)
-			nanosleep(&nap, NULL);
-	}
-}
-
 static void worker_rank(const struct tsg_cfg *cfg)
 {
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
@@ -324,7 +280,7 @@ static void worker_rank(const struct tsg_cfg *cfg)
 	int len;
 
 	for (;;) {
-		wait_job(&status);
+		mpi_wait_probe(0, TAG_JOB, &status);
 		MPI_Get_count(&status, MPI_BYTE, &len);
 		msg = malloc((size_t)len);
 		if (!msg)
@@ -365,12 +321,11 @@ static void coordinate(struct run *run, int nranks)
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
 	struct result_head head;
 	struct tsg_file *file;
-	struct timespec nap = { 0, 100000 };
 	MPI_Request req;
 	MPI_Status status;
 	int *inflight = calloc((size_t)nranks, sizeof(int));
 	int *stopped = calloc((size_t)nranks, sizeof(int));
-	int live = nranks - 1, r, k, done, idle = 0;
+	int live = nranks - 1, r, k;
 	double t0, spent = 0;
 	unsigned long handouts = 0;
 
@@ -393,16 +348,7 @@ static void coordinate(struct run *run, int nranks)
 	while (live > 0) {
 		MPI_Irecv(&head, sizeof(head), MPI_BYTE, MPI_ANY_SOURCE,
 			  TAG_RESULT, MPI_COMM_WORLD, &req);
-		/* poll with naps: a blocking receive spins on a core the
-		 * searches need */
-		for (;;) {
-			MPI_Test(&req, &done, &status);
-			if (done)
-				break;
-			if (++idle > 64)
-				nanosleep(&nap, NULL);
-		}
-		idle = 0;
+		mpi_wait_request(&req, &status);
 		r = status.MPI_SOURCE;
 		recv_result(run, &head, r);
 		t0 = now();
