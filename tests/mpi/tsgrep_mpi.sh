@@ -15,15 +15,8 @@ done
 command -v mpirun >/dev/null 2>&1 || {
 	echo "tsgrep_mpi: mpirun not found (scripts/install-deps.sh)" >&2
 	exit 1; }
-[ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 \
-	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export LC_ALL=C
-# Sanitizer builds: Open MPI's own leaks and races are not reported (its
-# libraries only, tests/mpi/*.supp); tsgrep's still are.
 here=$(cd "$(dirname "$0")" && pwd)
-mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-mpi_lsan="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0"
-export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$here/tsan.supp:print_suppressions=0"
+. "$here/mpi_env.sh"
 out=$(mktemp -d /tmp/tsgrep-mpi-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 fail=0

@@ -1,0 +1,12 @@
+# The environment of the MPI tests' ranks, sourced by tsgrep_mpi.sh,
+# slurm.sh and tspkt_mpi.sh (which set $here, this folder): the C locale,
+# Open MPI as root, and for sanitizer builds Open MPI's own leaks and races
+# unreported (its libraries only, lsan.supp and tsan.supp); the programs'
+# own still are.  Ranks run with ASAN_OPTIONS="$mpi_asan"
+# LSAN_OPTIONS="$mpi_lsan".
+export LC_ALL=C
+[ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 \
+	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+mpi_lsan="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$here/tsan.supp:print_suppressions=0"
