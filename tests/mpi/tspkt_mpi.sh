@@ -7,7 +7,8 @@
 # -m: each capture's order kept, ties in -r order), cut after the NUMth
 # match with -n NUM; each capture's messages in -r order, a line once, then
 # the counter lines added up (max-*: the largest; size, hz: as they are);
-# exit 2 on any error (0 with -q and a match), else 0 on any match, else 1.
+# exit 2 on any error (0 with -q and a match), else 0 on any match, else 1;
+# -w: each run's pcap file, merged by record time (ties in -r order).
 # Usage: tspkt_mpi.sh BUILD NP|srun DATA (DATA from test_tspkt_mpi).
 set -u
 build=$(cd "$1" && pwd) || exit 1
@@ -34,6 +35,35 @@ fi
 tab=$(printf '\t')
 fail=0
 cases=0
+wfile="" # -w: the file tspkt-mpi writes in $data
+
+# merge_pcaps OUT IN...: the INs' records by time, each IN's order kept,
+# ties in IN order; no OUT when no IN exists
+merge_pcaps() {
+	python3 - "$@" <<'PY'
+import heapq, struct, sys
+out, ins = sys.argv[1], sys.argv[2:]
+head, lists = None, []
+for path in ins:
+    try:
+        data = open(path, "rb").read()
+    except FileNotFoundError:
+        continue
+    if head is None:
+        head = data[:24]
+    recs, at = [], 24
+    while at < len(data):
+        sec, usec, cap, _ = struct.unpack_from("<IIII", data, at)
+        recs.append(((sec, usec), data[at:at + 16 + cap]))
+        at += 16 + cap
+    lists.append(recs)
+if head is not None:
+    with open(out, "wb") as f:
+        f.write(head)
+        for _, rec in heapq.merge(*lists, key=lambda r: r[0]):
+            f.write(rec)
+PY
+}
 
 # want OPTS OPERANDS FILE...: tspkt on each FILE, put together
 want() {
@@ -41,11 +71,13 @@ want() {
 	operands=$2
 	shift 2
 	n=0
+	rm -f "$out"/w.*.pcap "$out/want.pcap"
 	for f in "$@"; do
 		n=$((n + 1))
+		w=${wfile:+-w $out/w.$n.pcap}
 		# shellcheck disable=SC2086
-		(cd "$data" && "$tspkt" $opts -r "$f" $operands >"$out/o.$n" \
-			2>"$out/e.$n"
+		(cd "$data" && "$tspkt" $opts $w -r "$f" $operands \
+			>"$out/o.$n" 2>"$out/e.$n"
 		 echo $? >"$out/rc.$n") </dev/null
 		# the merge's key first: --json's ts_ns, or the text's time
 		case " $opts " in
@@ -146,14 +178,16 @@ want() {
 	esac
 	if [ $err = 1 ]; then echo 2; elif [ $match = 1 ]; then echo 0
 	else echo 1; fi >"$out/want.rc"
+	[ -z "$wfile" ] || merge_pcaps "$out/want.pcap" "$out"/w.*.pcap
 }
 
 # got NP OPTS OPERANDS FILE...: tspkt-mpi on the FILEs
 got() {
 	np=$1
-	opts=$2
+	opts="$2${wfile:+ -w $wfile}"
 	operands=$3
 	shift 3
+	[ -z "$wfile" ] || rm -f "$data/$wfile"
 	for f in "$@"; do
 		set -- "$@" -r "$f"
 		shift
@@ -177,7 +211,14 @@ got() {
 }
 
 compare() {
-	for f in "" .err .rc; do
+	if [ -n "$wfile" ]; then
+		[ -s "$out/want.pcap" ] || {
+			echo "tspkt_mpi: tspkt -w wrote nothing: $2" >&2
+			fail=1
+			return; }
+		mv "$data/$wfile" "$out/got.pcap"
+	fi
+	for f in "" .err .rc ${wfile:+.pcap}; do
 		if ! cmp -s "$out/want$f" "$out/got$f"; then
 			echo "tspkt_mpi: $how: np=$1 differs ($f): $2" >&2
 			diff "$out/want$f" "$out/got$f" | head -8 >&2
@@ -209,24 +250,37 @@ case_quiet() { run_case "$1" "-q" needle missing.pcap c.pcap; }
 case_broken() { run_case "$1" "" "needle udp" $broken; }
 case_none() { run_case "$1" "" zzz-nothing a.pcap b.pcap; }
 
+# -w: the matching packets, or the flows that matched, merged
+case_write() {
+	wfile=merged.pcap
+	run_case "$1" "" needle $all c.pcap
+	wfile=""
+}
+case_flows() {
+	wfile=merged.pcap
+	run_case "$1" "--json --write-flows" needle $all
+	wfile=""
+}
+
 # what tspkt-mpi refuses: its message and exit 2, nothing on stdout
 refused() {
 	cases=$((cases + 1))
 	: >"$out/want"
-	echo "tspkt-mpi: -w and --write-flows are not supported: run tspkt" \
-		"-w on each capture and merge the files with mergecap" \
-		>"$out/want.err"
+	echo "tspkt-mpi: -w with -n or -q is not supported: each capture" \
+		"stops at its own count, so its packets are not the first of" \
+		"the merge" >"$out/want.err"
 	echo 2 >"$out/want.rc"
-	got "$1" "-w x.pcap" needle a.pcap b.pcap
-	compare "$1" "-w refused"
+	got "$1" "-n 1 -w x.pcap" needle a.pcap b.pcap
+	compare "$1" "-w -n refused"
 	[ ! -e "$data/x.pcap" ] || { echo "tspkt_mpi: -w wrote" >&2; fail=1; }
 }
 
 case $how in
 1) for c in text json max; do "case_$c" 1; done ;;
-2) for c in text json max count quiet broken none; do "case_$c" 2; done
+2) for c in text json max count quiet broken none write; do
+	"case_$c" 2; done
    refused 2 ;;
-4) for c in text json max count broken; do "case_$c" 4; done ;;
+4) for c in text json max count broken flows; do "case_$c" 4; done ;;
 srun) case_text 2; case_broken 2; case_json 4 ;;
 *) echo "tspkt_mpi: NP or srun, not $how" >&2; exit 1 ;;
 esac

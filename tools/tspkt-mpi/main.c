@@ -13,6 +13,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +31,7 @@
 struct result_head {
 	uint64_t idx;
 	int64_t status;
-	uint64_t outlen, errlen;
+	uint64_t outlen, errlen, pcaplen;
 };
 
 _Noreturn void tspkt_mpi_exit(int status)
@@ -66,36 +67,63 @@ static void help(void)
 	      "\n"
 	      "  -r, -I FILE   a capture to read (several allowed, not -)\n"
 	      "\n"
-	      "Every other option is tspkt's (tspkt --help), except -i, -w "
-	      "and --write-flows.\nFlows are not followed across captures.  "
+	      "  -w FILE       the matching packets of all captures, merged "
+	      "in time order\n"
+	      "\n"
+	      "Every other option is tspkt's (tspkt --help), except -i.  "
+	      "Flows are not\nfollowed across captures.  "
 	      "Exit status: 0 a packet matched,\n1 none, 2 an error.  See "
 	      "tspkt-mpi(1).\n",
 	      stdout);
 }
 
+/* -w FILE is one of the captures: tspkt's own refusal. */
+static const char *overwrites(const struct tspkt_mpi_args *a)
+{
+	struct stat w, c;
+	size_t i;
+
+	if (!a->write_file || stat(a->write_file, &w))
+		return NULL;
+	for (i = 0; i < a->nfiles; i++)
+		if (!stat(a->files[i], &c) && c.st_dev == w.st_dev &&
+		    c.st_ino == w.st_ino)
+			return a->files[i];
+	return NULL;
+}
+
 /* What tspkt-mpi cannot do: the message and exit 2 on every rank. */
 static void refuse(const struct tspkt_mpi_args *a)
 {
-	const char *why = NULL;
+	const char *why = NULL, *file;
 	size_t i;
 
 	if (a->live)
 		why = "-i IFACE: a live capture is one stream, not files "
 		      "to share out; use tspkt";
-	else if (a->write)
-		why = "-w and --write-flows are not supported: run tspkt -w "
-		      "on each capture and merge the files with mergecap";
 	else if (!a->nfiles)
 		why = "give the captures to read: -r FILE, once per "
 		      "capture";
+	else if (a->write_file && (a->max_matches || a->quiet))
+		why = "-w with -n or -q is not supported: each capture "
+		      "stops at its own count, so its packets are not the "
+		      "first of the merge";
 	for (i = 0; !why && i < a->nfiles; i++)
 		if (!strcmp(a->files[i], "-"))
 			why = "-r -: standard input is rank 0's only; give "
 			      "capture files";
-	if (!why)
-		return;
-	fprintf(stderr, TSPKT_MPI_PROG ": %s\n", why);
-	tspkt_mpi_exit(2);
+	if (why) {
+		fprintf(stderr, TSPKT_MPI_PROG ": %s\n", why);
+		tspkt_mpi_exit(2);
+	}
+	file = overwrites(a);
+	if (file) {
+		fprintf(stderr,
+			TSPKT_MPI_PROG ": -w %s: that is a capture being "
+				       "read (-r %s); not overwriting it\n",
+			a->write_file, file);
+		tspkt_mpi_exit(2);
+	}
 }
 
 /* tspkt on capture @idx here; a failure to capture its output is a
@@ -111,8 +139,11 @@ static void run_one(const struct tspkt_mpi_args *a, size_t idx,
 		return;
 	free(r->out);
 	free(r->err);
+	free(r->pcap);
 	r->out = NULL;
 	r->outlen = 0;
+	r->pcap = NULL;
+	r->pcaplen = 0;
 	r->err = strdup(msg);
 	if (!r->err)
 		die_oom();
@@ -143,14 +174,18 @@ static void worker_rank(const struct tspkt_mpi_args *a)
 		head.status = r.status;
 		head.outlen = r.outlen;
 		head.errlen = r.errlen;
+		head.pcaplen = r.pcaplen;
 		MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TAG_RESULT,
 			 MPI_COMM_WORLD);
 		if (r.outlen)
 			mpi_send_bytes(r.out, r.outlen, 0, TAG_DATA);
 		if (r.errlen)
 			mpi_send_bytes(r.err, r.errlen, 0, TAG_DATA);
+		if (r.pcaplen)
+			mpi_send_bytes(r.pcap, r.pcaplen, 0, TAG_DATA);
 		free(r.out);
 		free(r.err);
+		free(r.pcap);
 	}
 }
 
@@ -201,9 +236,11 @@ static void coordinate(const struct tspkt_mpi_args *a,
 		got->status = (int)head.status;
 		got->outlen = head.outlen;
 		got->errlen = head.errlen;
+		got->pcaplen = head.pcaplen;
 		/* each part from the same rank, in order */
 		got->out = recv_part(head.outlen, r);
 		got->err = recv_part(head.errlen, r);
+		got->pcap = head.pcaplen ? recv_part(head.pcaplen, r) : NULL;
 		inflight[r]--;
 		if (next < a->nfiles) {
 			send_job(next++, r);
@@ -270,6 +307,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < a.nfiles; i++) {
 		free(res[i].out);
 		free(res[i].err);
+		free(res[i].pcap);
 	}
 	free(res);
 	tspkt_mpi_args_free(&a);

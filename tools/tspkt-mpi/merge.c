@@ -11,8 +11,12 @@
  * Standard error: each capture's messages, in -r order, a line printed
  * once however many captures printed it (an error of the rules, a
  * warning about the filter), then tspkt's counter lines added up.
+ * -w FILE: the pcap files the captures' runs wrote, merged the same way
+ * by their records' times.
  */
+#define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <ctype.h>
+#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,6 @@ struct cursor {
 	const char *line; /* the current record */
 	size_t len;
 	int64_t key;
-	size_t file;
 };
 
 static int64_t days_from_civil(int64_t y, int m, int d)
@@ -103,29 +106,55 @@ static bool cursor_next(struct cursor *c, bool json)
 	return true;
 }
 
-static bool before(const struct cursor *a, const struct cursor *b)
-{
-	return a->key != b->key ? a->key < b->key : a->file < b->file;
-}
+/* A min-heap of the inputs that have a record left, by @before; an input
+ * is an index into @ctx. */
+struct heap {
+	size_t *v, n;
+	bool (*before)(const void *ctx, size_t a, size_t b);
+	const void *ctx;
+};
 
-static void sift_down(struct cursor **h, size_t n, size_t i)
+static void heap_down(struct heap *h, size_t i)
 {
-	struct cursor *t;
-	size_t m;
+	size_t m, t;
 
 	for (;;) {
 		m = i;
-		if (2 * i + 1 < n && before(h[2 * i + 1], h[m]))
+		if (2 * i + 1 < h->n &&
+		    h->before(h->ctx, h->v[2 * i + 1], h->v[m]))
 			m = 2 * i + 1;
-		if (2 * i + 2 < n && before(h[2 * i + 2], h[m]))
+		if (2 * i + 2 < h->n &&
+		    h->before(h->ctx, h->v[2 * i + 2], h->v[m]))
 			m = 2 * i + 2;
 		if (m == i)
 			return;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
+		t = h->v[i];
+		h->v[i] = h->v[m];
+		h->v[m] = t;
 		i = m;
 	}
+}
+
+static void heap_build(struct heap *h)
+{
+	for (size_t i = h->n; i-- > 0;)
+		heap_down(h, i);
+}
+
+/* The top input moved on to its next record, or has none (@more). */
+static void heap_next(struct heap *h, bool more)
+{
+	if (!more)
+		h->v[0] = h->v[--h->n];
+	heap_down(h, 0);
+}
+
+/* Earlier time first, then -r order. */
+static bool cursor_before(const void *ctx, size_t a, size_t b)
+{
+	const struct cursor *c = ctx;
+
+	return c[a].key != c[b].key ? c[a].key < c[b].key : a < b;
 }
 
 static bool is_match(const struct tspkt_mpi_args *a, const struct cursor *c)
@@ -141,39 +170,161 @@ static int merge_out(const struct tspkt_mpi_args *a,
 		     const struct tspkt_mpi_result *res)
 {
 	struct cursor *cur = calloc(a->nfiles, sizeof(*cur));
-	struct cursor **heap = calloc(a->nfiles, sizeof(*heap));
+	struct heap h = { calloc(a->nfiles, sizeof(size_t)), 0, cursor_before,
+			  cur };
 	uint64_t matches = 0;
-	size_t n = 0, i;
+	size_t i;
 
-	if (a->nfiles && (!cur || !heap)) {
+	if (!cur || !h.v) {
 		free(cur);
-		free(heap);
+		free(h.v);
 		return -1;
 	}
 	for (i = 0; i < a->nfiles; i++) {
 		cur[i].p = res[i].out;
 		cur[i].end = res[i].out ? res[i].out + res[i].outlen : NULL;
 		cur[i].key = INT64_MIN;
-		cur[i].file = i;
 		if (cursor_next(&cur[i], a->json))
-			heap[n++] = &cur[i];
+			h.v[h.n++] = i;
 	}
-	for (i = n; i-- > 0;)
-		sift_down(heap, n, i);
-	while (n) {
-		struct cursor *c = heap[0];
+	heap_build(&h);
+	while (h.n) {
+		struct cursor *c = &cur[h.v[0]];
 
 		fwrite(c->line, 1, c->len, stdout);
 		if (a->max_matches && is_match(a, c) &&
 		    ++matches >= a->max_matches)
 			break;
-		if (!cursor_next(c, a->json))
-			heap[0] = heap[--n];
-		sift_down(heap, n, 0);
+		heap_next(&h, cursor_next(c, a->json));
 	}
 	free(cur);
-	free(heap);
+	free(h.v);
 	return 0;
+}
+
+/* ---- -w ---- */
+
+struct pcap_in {
+	pcap_t *p;
+	struct pcap_pkthdr *h;
+	const u_char *data;
+};
+
+static bool pcap_before(const void *ctx, size_t a, size_t b)
+{
+	const struct pcap_in *in = ctx;
+	const struct timeval *x = &in[a].h->ts, *y = &in[b].h->ts;
+
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec;
+	return x->tv_usec != y->tv_usec ? x->tv_usec < y->tv_usec : a < b;
+}
+
+/* The next record of @in; false at its end or on an error (@err). */
+static bool pcap_more(struct pcap_in *in, const char *file, bool *err)
+{
+	int rc = pcap_next_ex(in->p, &in->h, &in->data);
+
+	if (rc == 1)
+		return true;
+	if (rc != PCAP_ERROR_BREAK) {
+		fprintf(stderr, TSPKT_MPI_PROG ": -w: the packets of %s: %s\n",
+			file, pcap_geterr(in->p));
+		*err = true;
+	}
+	return false;
+}
+
+/* The captures' -w files into @a->write_file, written when at least one
+ * capture was read; -1 on an error (its message printed). */
+static int merge_pcap(const struct tspkt_mpi_args *a,
+		      const struct tspkt_mpi_result *res)
+{
+	struct pcap_in *in = calloc(a->nfiles, sizeof(*in));
+	struct heap h = { calloc(a->nfiles, sizeof(size_t)), 0, pcap_before,
+			  in };
+	char ebuf[PCAP_ERRBUF_SIZE] = "out of memory";
+	pcap_t *dead = NULL;
+	pcap_dumper_t *dumper = NULL;
+	int linktype = -1, snaplen = 0;
+	size_t i, first = 0;
+	bool err = false;
+	FILE *f;
+
+	if (!in || !h.v) {
+		fprintf(stderr, TSPKT_MPI_PROG ": out of memory\n");
+		err = true;
+		goto out;
+	}
+	for (i = 0; i < a->nfiles && !err; i++) {
+		if (!res[i].pcap)
+			continue;
+		f = fmemopen(res[i].pcap, res[i].pcaplen, "rb");
+		in[i].p = f ? pcap_fopen_offline(f, ebuf) : NULL;
+		if (!in[i].p) {
+			if (f)
+				fclose(f);
+			fprintf(stderr,
+				TSPKT_MPI_PROG ": -w: the packets of %s: %s\n",
+				a->files[i], ebuf);
+			err = true;
+			break;
+		}
+		if (linktype >= 0 && pcap_datalink(in[i].p) != linktype) {
+			fprintf(stderr,
+				TSPKT_MPI_PROG ": -w %s: %s is %s and %s is "
+					       "%s: a pcap file holds one link "
+					       "type\n",
+				a->write_file, a->files[first],
+				pcap_datalink_val_to_name(linktype),
+				a->files[i],
+				pcap_datalink_val_to_name(
+					pcap_datalink(in[i].p)));
+			err = true;
+			break;
+		}
+		if (linktype < 0) {
+			linktype = pcap_datalink(in[i].p);
+			first = i;
+		}
+		if (pcap_snapshot(in[i].p) > snaplen)
+			snaplen = pcap_snapshot(in[i].p);
+		if (pcap_more(&in[i], a->files[i], &err))
+			h.v[h.n++] = i;
+	}
+	if (err || linktype < 0)
+		goto out;
+	dead = pcap_open_dead(linktype, snaplen);
+	dumper = dead ? pcap_dump_open(dead, a->write_file) : NULL;
+	if (!dumper) {
+		fprintf(stderr, TSPKT_MPI_PROG ": -w %s: %s\n", a->write_file,
+			dead ? pcap_geterr(dead) : "out of memory");
+		err = true;
+		goto out;
+	}
+	heap_build(&h);
+	while (h.n && !err) {
+		struct pcap_in *top = &in[h.v[0]];
+
+		pcap_dump((u_char *)dumper, top->h, top->data);
+		heap_next(&h, pcap_more(top, a->files[h.v[0]], &err));
+	}
+	if (pcap_dump_flush(dumper)) {
+		fprintf(stderr, TSPKT_MPI_PROG ": -w %s: write error\n",
+			a->write_file);
+		err = true;
+	}
+out:
+	if (dumper)
+		pcap_dump_close(dumper);
+	if (dead)
+		pcap_close(dead);
+	for (i = 0; in && i < a->nfiles; i++)
+		if (in[i].p)
+			pcap_close(in[i].p);
+	free(in);
+	free(h.v);
+	return err ? -1 : 0;
 }
 
 /* ---- standard error ---- */
@@ -423,6 +574,8 @@ int tspkt_mpi_merge(const struct tspkt_mpi_args *a,
 		fprintf(stderr, TSPKT_MPI_PROG ": out of memory\n");
 		error = true;
 	}
+	if (a->write_file && merge_pcap(a, res))
+		error = true;
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, TSPKT_MPI_PROG ": write error\n");
 		error = true;

@@ -73,8 +73,7 @@ int tspkt_mpi_scan(int argc, char **argv, struct tspkt_mpi_args *a)
 			a->live = true;
 			break;
 		case 'w':
-		case OPT_WRITE_FLOWS:
-			a->write = true;
+			a->write_file = optarg;
 			break;
 		case 'h':
 			a->help = true;
@@ -116,12 +115,13 @@ void tspkt_mpi_version(void)
 	       textsearch_version_string(), pcap_lib_version());
 }
 
-/* The command line with "-r @file" as its last option (tspkt keeps the
- * last -r); NULL-terminated, in one allocation. */
+/* The command line with "-r @file" and "-w @wfile" (unless NULL) as its
+ * last options (tspkt keeps the last of each); NULL-terminated, in one
+ * allocation. */
 static char **argv_for(const struct tspkt_mpi_args *a, const char *file,
-		       int *argc)
+		       const char *wfile, int *argc)
 {
-	char **v = malloc(((size_t)a->argc + 3) * sizeof(*v));
+	char **v = malloc(((size_t)a->argc + 5) * sizeof(*v));
 	int i, n = 0;
 
 	if (!v)
@@ -130,6 +130,10 @@ static char **argv_for(const struct tspkt_mpi_args *a, const char *file,
 		v[n++] = a->argv[i];
 	v[n++] = "-r";
 	v[n++] = (char *)file;
+	if (wfile) {
+		v[n++] = "-w";
+		v[n++] = (char *)wfile;
+	}
 	for (i = a->split; i < a->argc; i++)
 		v[n++] = a->argv[i];
 	v[n] = NULL;
@@ -143,7 +147,7 @@ void tspkt_mpi_check(const struct tspkt_mpi_args *a, const char *file)
 	char **argv;
 	int argc;
 
-	argv = argv_for(a, file, &argc);
+	argv = argv_for(a, file, NULL, &argc);
 	if (!argv) {
 		fprintf(stderr, TSPKT_PROG ": out of memory\n");
 		tspkt_mpi_exit(2);
@@ -226,18 +230,65 @@ static void redirect_end(struct redirect *rd)
 		fclose(rd->err);
 }
 
+/* A new empty file for tspkt's -w, in TMPDIR (or /tmp); -1 on an error. */
+static int temp_pcap(char *path, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if ((size_t)snprintf(path, len, "%s/tspkt-mpi.XXXXXX", dir) >= len)
+		return -1;
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* What tspkt wrote to @path, then @path removed; an empty file (tspkt
+ * stopped before it opened it) is no pcap. */
+static int take_pcap(const char *path, struct tspkt_mpi_result *r)
+{
+	FILE *f = fopen(path, "rb");
+	int rc = -1;
+	uint64_t len = 0;
+	char *buf;
+
+	if (f) {
+		buf = slurp(f, &len);
+		if (buf && len) {
+			r->pcap = buf;
+			r->pcaplen = len;
+		} else {
+			free(buf);
+		}
+		rc = buf ? 0 : -1;
+		fclose(f);
+	}
+	unlink(path);
+	return rc;
+}
+
 int tspkt_mpi_run(const struct tspkt_mpi_args *a, size_t idx,
 		  struct tspkt_mpi_result *r)
 {
 	const char *env = getenv("TEXTSEARCH_PLUGIN_PATH");
 	char *plugin_path = env ? strdup(env) : NULL;
 	struct redirect rd = { NULL, NULL, { -1, -1 } };
-	char **argv;
+	char **argv = NULL, wfile[4096];
 	int argc, rc = -1;
+	bool have_wfile = false;
 
 	memset(r, 0, sizeof(*r));
 	r->status = 2;
-	argv = argv_for(a, a->files[idx], &argc);
+	if (a->write_file) {
+		if (temp_pcap(wfile, sizeof(wfile)))
+			goto out;
+		have_wfile = true;
+	}
+	argv = argv_for(a, a->files[idx], have_wfile ? wfile : NULL, &argc);
 	if (!argv || (env && !plugin_path) || redirect_start(&rd)) {
 		redirect_end(&rd);
 		goto out;
@@ -257,6 +308,8 @@ int tspkt_mpi_run(const struct tspkt_mpi_args *a, size_t idx,
 	else
 		unsetenv("TEXTSEARCH_PLUGIN_PATH");
 out:
+	if (have_wfile && take_pcap(wfile, r))
+		rc = -1;
 	free(plugin_path);
 	free(argv);
 	return rc;

@@ -19,18 +19,19 @@ struct tspkt_mpi_args {
 	int split;    /* argv[split] is the first operand (or "--") */
 	char **files; /* the -r/-I arguments, in order */
 	size_t nfiles;
-	bool live;  /* -i/-d */
-	bool write; /* -w or --write-flows */
+	bool live;		/* -i/-d */
+	const char *write_file; /* -w, written by rank 0 */
 	bool help, version;
 	bool json, quiet;
 	uint64_t max_matches; /* -n, 0 without */
 };
 
-/* One capture's tspkt run: its exit status, stdout and stderr. */
+/* One capture's tspkt run: its exit status, stdout, stderr and with -w
+ * the pcap file it wrote (none when it wrote none). */
 struct tspkt_mpi_result {
 	int status;
-	char *out, *err;
-	uint64_t outlen, errlen;
+	char *out, *err, *pcap;
+	uint64_t outlen, errlen, pcaplen;
 };
 
 /* run.c: tspkt's own code */
@@ -48,8 +49,8 @@ void tspkt_mpi_version(void);
 void tspkt_mpi_check(const struct tspkt_mpi_args *a, const char *file);
 
 /* tspkt on capture @idx, its output and messages captured in @r (the
- * process's stdout and stderr are restored after); -1 when they could not
- * be captured. */
+ * process's stdout and stderr are restored after), -w going to a
+ * temporary file read back into @r; -1 when they could not be captured. */
 int tspkt_mpi_run(const struct tspkt_mpi_args *a, size_t idx,
 		  struct tspkt_mpi_result *r);
 
