@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "pcapgen.h"
+#include "testsupport.h"
 
 #define TS0_US 1796306400000000LL /* 2026-12-03T14:00:00Z */
 #define MS(n) (TS0_US + (int64_t)(n)*1000)
@@ -40,16 +41,6 @@
 static char data[64];
 static const char *build;
 static struct pg_frame frames[4];
-
-static int run(const char *cmd)
-{
-	int status = system(cmd);
-
-	if (status)
-		fprintf(stderr, "test_tspkt_mpi: '%s' failed (%d)\n", cmd,
-			status);
-	return status;
-}
 
 static struct pg_writer *cap_open(const char *name)
 {
@@ -191,50 +182,26 @@ static int teardown(void **state)
 		return 0;
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", data);
-	return run(cmd) ? -1 : 0;
+	return test_system("test_tspkt_mpi", cmd) ? -1 : 0;
 }
 
-/* @how: the number of ranks for mpirun, or "srun". */
-static void compare(const char *how)
+/* The state: the number of ranks for mpirun, or "srun". */
+static void test_compare(void **state)
 {
 	char cmd[1024];
 
 	snprintf(cmd, sizeof(cmd), "sh tests/mpi/tspkt_mpi.sh %s %s %s", build,
-		 how, data);
-	assert_int_equal(run(cmd), 0);
-}
-
-static void test_np1(void **state)
-{
-	(void)state;
-	compare("1");
-}
-
-static void test_np2(void **state)
-{
-	(void)state;
-	compare("2");
-}
-
-static void test_np4(void **state)
-{
-	(void)state;
-	compare("4");
-}
-
-static void test_srun(void **state)
-{
-	(void)state;
-	compare("srun");
+		 (const char *)*state, data);
+	assert_int_equal(test_system("test_tspkt_mpi", cmd), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_np1),
-		cmocka_unit_test(test_np2),
-		cmocka_unit_test(test_np4),
-		cmocka_unit_test(test_srun),
+		cmocka_unit_test_prestate(test_compare, "1"),
+		cmocka_unit_test_prestate(test_compare, "2"),
+		cmocka_unit_test_prestate(test_compare, "4"),
+		cmocka_unit_test_prestate(test_compare, "srun"),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,6 +4,23 @@
 # unreported (its libraries only, lsan.supp and tsan.supp); the programs'
 # own still are.  Ranks run with ASAN_OPTIONS="$mpi_asan"
 # LSAN_OPTIONS="$mpi_lsan".
+
+# need WHO [mpirun] PROGRAM...: exit 1, telling why as WHO, unless every
+# PROGRAM is built (and mpirun installed, if named)
+need() {
+	who=$1
+	shift
+	for p in "$@"; do
+		if [ "$p" = mpirun ]; then
+			command -v mpirun >/dev/null 2>&1 || {
+				echo "$who: mpirun not found" \
+					"(scripts/install-deps.sh)" >&2
+				exit 1; }
+		else
+			[ -x "$p" ] || { echo "$who: $p not built" >&2; exit 1; }
+		fi
+	done
+}
 export LC_ALL=C
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 \
 	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -9,14 +9,9 @@ np=$2
 data=$3
 tsgrep=$build/bin/tsgrep
 mpi=$build/bin/tsgrep-mpi
-for p in "$tsgrep" "$mpi"; do
-	[ -x "$p" ] || { echo "tsgrep_mpi: $p not built" >&2; exit 1; }
-done
-command -v mpirun >/dev/null 2>&1 || {
-	echo "tsgrep_mpi: mpirun not found (scripts/install-deps.sh)" >&2
-	exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/mpi_env.sh"
+need tsgrep_mpi mpirun "$tsgrep" "$mpi"
 out=$(mktemp -d /tmp/tsgrep-mpi-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 fail=0

@@ -16,19 +16,15 @@ how=$2
 data=$3
 tspkt=$build/bin/tspkt
 mpi=$build/bin/tspkt-mpi
-for p in "$tspkt" "$mpi"; do
-	[ -x "$p" ] || { echo "tspkt_mpi: $p not built" >&2; exit 1; }
-done
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/mpi_env.sh"
+need tspkt_mpi "$tspkt" "$mpi"
 if [ "$how" = srun ]; then
 	. "$here/slurm_cluster.sh"
 	out=$d/cases
 	mkdir "$out" || exit 1
 else
-	command -v mpirun >/dev/null 2>&1 || {
-		echo "tspkt_mpi: mpirun not found (scripts/install-deps.sh)" >&2
-		exit 1; }
+	need tspkt_mpi mpirun
 	out=$(mktemp -d /tmp/tspkt-mpi-test.XXXXXX)
 	trap 'rm -rf "$out"' EXIT
 fi

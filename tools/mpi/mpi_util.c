@@ -1,6 +1,7 @@
 /*
  * mpi_util.c - payloads in pieces and napping waits, for the MPI programs.
  */
+#include <stdlib.h>
 #include <time.h>
 
 #include "mpi_util.h"
@@ -66,4 +67,47 @@ void mpi_wait_request(MPI_Request *req, MPI_Status *status)
 			return;
 		nap(&idle);
 	}
+}
+
+int mpi_hand_out(const struct mpi_handout *h, int nranks)
+{
+	int *inflight = calloc((size_t)nranks, sizeof(int));
+	bool *stopped = calloc((size_t)nranks, sizeof(bool));
+	int live = nranks - 1, r, k;
+	MPI_Request req;
+	MPI_Status status;
+
+	if (!inflight || !stopped) {
+		free(inflight);
+		free(stopped);
+		return -1;
+	}
+	for (r = 1; r < nranks; r++) {
+		for (k = 0; k < TS_PREFETCH && h->give(h->ctx, r, false); k++)
+			inflight[r]++;
+		if (!inflight[r]) {
+			h->stop(h->ctx, r);
+			stopped[r] = true;
+			live--;
+		}
+	}
+	while (live > 0) {
+		MPI_Irecv(h->head, (int)h->head_size, MPI_BYTE, MPI_ANY_SOURCE,
+			  TS_TAG_RESULT, MPI_COMM_WORLD, &req);
+		mpi_wait_request(&req, &status);
+		r = status.MPI_SOURCE;
+		h->collect(h->ctx, r);
+		inflight[r]--;
+		if (!stopped[r] && h->give(h->ctx, r, true)) {
+			inflight[r]++;
+		} else if (!stopped[r]) {
+			h->stop(h->ctx, r);
+			stopped[r] = true;
+		}
+		if (stopped[r] && !inflight[r])
+			live--;
+	}
+	free(inflight);
+	free(stopped);
+	return 0;
 }

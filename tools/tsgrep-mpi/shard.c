@@ -3,7 +3,7 @@
  *
  * A shard is one file of tsgrep's file list.  Rank 0 walks the operands
  * (walk.c, so the list and its order are tsgrep's), and hands the files
- * out on demand: each worker rank holds up to PREFETCH shards, and gets
+ * out on demand: each worker rank holds up to TS_PREFETCH shards, and gets
  * the next one when it returns a result, so a slow rank takes fewer files
  * and the hand-out's latency is hidden behind the search.  A worker
  * searches a file with search_fd() into a buffer (no order: it never
@@ -32,12 +32,6 @@
 
 #include "mpi_util.h"
 #include "tsgrep.h"
-
-#define TAG_JOB 1
-#define TAG_RESULT 2
-#define TAG_DATA 3
-#define PREFETCH 2
-#define NO_JOB UINT64_MAX
 
 /* What a worker sends back for one file (then the payload: the stdout
  * bytes, and each message as its place, length and text). */
@@ -163,7 +157,7 @@ static void send_job(const struct tsg_file *file, size_t idx, int dest)
 	size_t plen = file ? strlen(file->path) + 1 : 0;
 	size_t dlen = file ? strlen(file->display) + 1 : 0;
 	size_t len = 2 * sizeof(uint64_t) + plen + dlen;
-	uint64_t head[2] = { file ? idx : NO_JOB,
+	uint64_t head[2] = { file ? idx : TS_NO_JOB,
 			     file ? (uint64_t)file->show_name : 0 };
 	char *msg = malloc(len);
 
@@ -174,7 +168,7 @@ static void send_job(const struct tsg_file *file, size_t idx, int dest)
 		memcpy(msg + sizeof(head), file->path, plen);
 		memcpy(msg + sizeof(head) + plen, file->display, dlen);
 	}
-	MPI_Send(msg, (int)len, MPI_BYTE, dest, TAG_JOB, MPI_COMM_WORLD);
+	MPI_Send(msg, (int)len, MPI_BYTE, dest, TS_TAG_JOB, MPI_COMM_WORLD);
 	free(msg);
 }
 
@@ -199,7 +193,8 @@ static void send_result(const struct tsg_file *file, uint64_t idx)
 	head.len = out->len;
 	head.nmsgs = out->nmsgs;
 	head.payload = payload;
-	MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+	MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TS_TAG_RESULT,
+		 MPI_COMM_WORLD);
 	if (!payload)
 		return;
 	msg = malloc(payload);
@@ -218,7 +213,7 @@ static void send_result(const struct tsg_file *file, uint64_t idx)
 		memcpy(pos + 2 * sizeof(at), out->msgs[i].text, tlen);
 		pos += 2 * sizeof(at) + tlen;
 	}
-	mpi_send_bytes(msg, payload, 0, TAG_DATA);
+	mpi_send_bytes(msg, payload, 0, TS_TAG_DATA);
 	free(msg);
 }
 
@@ -235,7 +230,7 @@ static void recv_result(struct run *run, const struct result_head *head,
 		payload = malloc(head->payload);
 		if (!payload)
 			die_oom();
-		mpi_recv_bytes(payload, head->payload, src, TAG_DATA);
+		mpi_recv_bytes(payload, head->payload, src, TS_TAG_DATA);
 	}
 	file->nsel = head->nsel;
 	file->err = (int)head->err;
@@ -280,15 +275,15 @@ static void worker_rank(const struct tsg_cfg *cfg)
 	int len;
 
 	for (;;) {
-		mpi_wait_probe(0, TAG_JOB, &status);
+		mpi_wait_probe(0, TS_TAG_JOB, &status);
 		MPI_Get_count(&status, MPI_BYTE, &len);
 		msg = malloc((size_t)len);
 		if (!msg)
 			die_oom();
-		MPI_Recv(msg, len, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD,
+		MPI_Recv(msg, len, MPI_BYTE, 0, TS_TAG_JOB, MPI_COMM_WORLD,
 			 MPI_STATUS_IGNORE);
 		memcpy(head, msg, sizeof(head));
-		if (head[0] == NO_JOB) {
+		if (head[0] == TS_NO_JOB) {
 			free(msg);
 			break;
 		}
@@ -312,67 +307,61 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Rank 0's main thread in the hand-out (mpi_hand_out()). */
+struct coord {
+	struct run *run;
+	struct tsg_scratch scratch;
+	struct result_head head;
+	double spent;
+	unsigned long handouts;
+};
+
+static bool give(void *arg, int dest, bool refill)
+{
+	struct coord *c = arg;
+	double t0 = now();
+	struct tsg_file *file = take(c->run, 1, &c->scratch);
+
+	if (!file)
+		return false;
+	send_job(file, (size_t)file->out.idx, dest);
+	if (refill) {
+		c->handouts++;
+		c->spent += now() - t0;
+	}
+	return true;
+}
+
+static void stop(void *arg, int dest)
+{
+	(void)arg;
+	send_job(NULL, 0, dest);
+}
+
+static void collect(void *arg, int src)
+{
+	struct coord *c = arg;
+
+	recv_result(c->run, &c->head, src);
+}
+
 /* Rank 0's main thread: hand out, collect, until every worker stopped.
  * With TSGREP_MPI_STATS in the environment, the hand-outs' count and
  * mean time (taking the next file, walking on if needed, and sending it)
  * go to stderr. */
 static void coordinate(struct run *run, int nranks)
 {
-	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
-	struct result_head head;
-	struct tsg_file *file;
-	MPI_Request req;
-	MPI_Status status;
-	int *inflight = calloc((size_t)nranks, sizeof(int));
-	int *stopped = calloc((size_t)nranks, sizeof(int));
-	int live = nranks - 1, r, k;
-	double t0, spent = 0;
-	unsigned long handouts = 0;
+	struct coord c = { run, TSG_SCRATCH_INIT, { 0 }, 0, 0 };
+	const struct mpi_handout h = { &c,   &c.head, sizeof(c.head),
+				       give, stop,    collect };
 
-	if (!inflight || !stopped)
+	if (mpi_hand_out(&h, nranks))
 		die_oom();
-	for (r = 1; r < nranks; r++) {
-		for (k = 0; k < PREFETCH; k++) {
-			file = take(run, 1, &scratch);
-			if (!file)
-				break;
-			send_job(file, (size_t)file->out.idx, r);
-			inflight[r]++;
-		}
-		if (!inflight[r]) {
-			send_job(NULL, 0, r);
-			stopped[r] = 1;
-			live--;
-		}
-	}
-	while (live > 0) {
-		MPI_Irecv(&head, sizeof(head), MPI_BYTE, MPI_ANY_SOURCE,
-			  TAG_RESULT, MPI_COMM_WORLD, &req);
-		mpi_wait_request(&req, &status);
-		r = status.MPI_SOURCE;
-		recv_result(run, &head, r);
-		t0 = now();
-		inflight[r]--;
-		file = stopped[r] ? NULL : take(run, 1, &scratch);
-		if (file) {
-			send_job(file, (size_t)file->out.idx, r);
-			inflight[r]++;
-			handouts++;
-			spent += now() - t0;
-		} else if (!stopped[r]) {
-			send_job(NULL, 0, r);
-			stopped[r] = 1;
-		}
-		if (stopped[r] && !inflight[r])
-			live--;
-	}
 	if (getenv("TSGREP_MPI_STATS"))
 		fprintf(stderr, "tsgrep-mpi: %lu hand-outs, %.1f us each\n",
-			handouts,
-			handouts ? spent / (double)handouts * 1e6 : 0.0);
-	free(inflight);
-	free(stopped);
-	tsg_scratch_free(&scratch);
+			c.handouts,
+			c.handouts ? c.spent / (double)c.handouts * 1e6 : 0.0);
+	tsg_scratch_free(&c.scratch);
 }
 
 void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,

@@ -21,13 +21,6 @@
 #include "mpi_util.h"
 #include "tspkt_mpi.h"
 
-#define TAG_JOB 1
-#define TAG_RESULT 2
-#define TAG_DATA 3
-/* captures a rank holds: the second hides the hand-out's latency */
-#define PREFETCH 2
-#define NO_JOB UINT64_MAX
-
 struct result_head {
 	uint64_t idx;
 	int64_t status;
@@ -153,7 +146,7 @@ static void run_one(const struct tspkt_mpi_args *a, size_t idx,
 
 static void send_job(uint64_t idx, int dest)
 {
-	MPI_Send(&idx, 1, MPI_UINT64_T, dest, TAG_JOB, MPI_COMM_WORLD);
+	MPI_Send(&idx, 1, MPI_UINT64_T, dest, TS_TAG_JOB, MPI_COMM_WORLD);
 }
 
 static void worker_rank(const struct tspkt_mpi_args *a)
@@ -164,10 +157,10 @@ static void worker_rank(const struct tspkt_mpi_args *a)
 	uint64_t idx;
 
 	for (;;) {
-		mpi_wait_probe(0, TAG_JOB, &status);
-		MPI_Recv(&idx, 1, MPI_UINT64_T, 0, TAG_JOB, MPI_COMM_WORLD,
+		mpi_wait_probe(0, TS_TAG_JOB, &status);
+		MPI_Recv(&idx, 1, MPI_UINT64_T, 0, TS_TAG_JOB, MPI_COMM_WORLD,
 			 MPI_STATUS_IGNORE);
-		if (idx == NO_JOB || idx >= a->nfiles)
+		if (idx == TS_NO_JOB || idx >= a->nfiles)
 			break;
 		run_one(a, (size_t)idx, &r);
 		head.idx = idx;
@@ -175,14 +168,14 @@ static void worker_rank(const struct tspkt_mpi_args *a)
 		head.outlen = r.outlen;
 		head.errlen = r.errlen;
 		head.pcaplen = r.pcaplen;
-		MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TAG_RESULT,
+		MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TS_TAG_RESULT,
 			 MPI_COMM_WORLD);
 		if (r.outlen)
-			mpi_send_bytes(r.out, r.outlen, 0, TAG_DATA);
+			mpi_send_bytes(r.out, r.outlen, 0, TS_TAG_DATA);
 		if (r.errlen)
-			mpi_send_bytes(r.err, r.errlen, 0, TAG_DATA);
+			mpi_send_bytes(r.err, r.errlen, 0, TS_TAG_DATA);
 		if (r.pcaplen)
-			mpi_send_bytes(r.pcap, r.pcaplen, 0, TAG_DATA);
+			mpi_send_bytes(r.pcap, r.pcaplen, 0, TS_TAG_DATA);
 		free(r.out);
 		free(r.err);
 		free(r.pcap);
@@ -196,64 +189,50 @@ static char *recv_part(uint64_t len, int src)
 	if (!buf)
 		die_oom();
 	if (len)
-		mpi_recv_bytes(buf, len, src, TAG_DATA);
+		mpi_recv_bytes(buf, len, src, TS_TAG_DATA);
 	buf[len] = '\0'; /* merge.c splits the messages in place */
 	return buf;
 }
 
-/* Rank 0 with workers: hand out and collect until every worker stopped. */
-static void coordinate(const struct tspkt_mpi_args *a,
-		       struct tspkt_mpi_result *res, int nranks)
-{
-	int *inflight = calloc((size_t)nranks, sizeof(int));
-	int *stopped = calloc((size_t)nranks, sizeof(int));
-	int live = nranks - 1, r, k;
+/* Rank 0 in the hand-out (mpi_hand_out()): captures in -r order. */
+struct coord {
+	const struct tspkt_mpi_args *a;
+	struct tspkt_mpi_result *res;
 	struct result_head head;
-	struct tspkt_mpi_result *got;
-	MPI_Request req;
-	MPI_Status status;
-	size_t next = 0;
+	size_t next;
+};
 
-	if (!inflight || !stopped)
-		die_oom();
-	for (r = 1; r < nranks; r++) {
-		for (k = 0; k < PREFETCH && next < a->nfiles; k++) {
-			send_job(next++, r);
-			inflight[r]++;
-		}
-		if (!inflight[r]) {
-			send_job(NO_JOB, r);
-			stopped[r] = 1;
-			live--;
-		}
-	}
-	while (live > 0) {
-		MPI_Irecv(&head, sizeof(head), MPI_BYTE, MPI_ANY_SOURCE,
-			  TAG_RESULT, MPI_COMM_WORLD, &req);
-		mpi_wait_request(&req, &status);
-		r = status.MPI_SOURCE;
-		got = &res[head.idx];
-		got->status = (int)head.status;
-		got->outlen = head.outlen;
-		got->errlen = head.errlen;
-		got->pcaplen = head.pcaplen;
-		/* each part from the same rank, in order */
-		got->out = recv_part(head.outlen, r);
-		got->err = recv_part(head.errlen, r);
-		got->pcap = head.pcaplen ? recv_part(head.pcaplen, r) : NULL;
-		inflight[r]--;
-		if (next < a->nfiles) {
-			send_job(next++, r);
-			inflight[r]++;
-		} else if (!stopped[r]) {
-			send_job(NO_JOB, r);
-			stopped[r] = 1;
-		}
-		if (stopped[r] && !inflight[r])
-			live--;
-	}
-	free(inflight);
-	free(stopped);
+static bool give(void *arg, int dest, bool refill)
+{
+	struct coord *c = arg;
+
+	(void)refill;
+	if (c->next >= c->a->nfiles)
+		return false;
+	send_job(c->next++, dest);
+	return true;
+}
+
+static void stop(void *arg, int dest)
+{
+	(void)arg;
+	send_job(TS_NO_JOB, dest);
+}
+
+static void collect(void *arg, int src)
+{
+	struct coord *c = arg;
+	const struct result_head *head = &c->head;
+	struct tspkt_mpi_result *got = &c->res[head->idx];
+
+	got->status = (int)head->status;
+	got->outlen = head->outlen;
+	got->errlen = head->errlen;
+	got->pcaplen = head->pcaplen;
+	/* each part from the same rank, in order */
+	got->out = recv_part(head->outlen, src);
+	got->err = recv_part(head->errlen, src);
+	got->pcap = head->pcaplen ? recv_part(head->pcaplen, src) : NULL;
 }
 
 int main(int argc, char **argv)
@@ -300,7 +279,12 @@ int main(int argc, char **argv)
 	} else if (rank) {
 		worker_rank(&a);
 	} else {
-		coordinate(&a, res, nranks);
+		struct coord c = { &a, res, { 0 }, 0 };
+		const struct mpi_handout h = { &c,   &c.head, sizeof(c.head),
+					       give, stop,    collect };
+
+		if (mpi_hand_out(&h, nranks))
+			die_oom();
 	}
 	if (!rank)
 		status = tspkt_mpi_merge(&a, res);
