@@ -84,12 +84,8 @@ want() {
 				>"$out/k.$n" ;;
 		esac
 	done
-	set --
-	i=0
-	while [ $i -lt $n ]; do
-		i=$((i + 1))
-		set -- "$@" "$out/k.$i"
-	done
+	# shellcheck disable=SC2046
+	set -- $(seq -f "$out/k.%g" "$n")
 	case " $opts " in
 	*" --json "*) sort -m -s -t "$tab" -k1,1n "$@" ;;
 	*) sort -m -s -t "$tab" -k1,1 "$@" ;;
@@ -103,12 +99,8 @@ want() {
 		{ print }
 		max && (!json || /^\{"type":"match"/) && ++seen >= max { exit }
 	' >"$out/want"
-	set --
-	i=0
-	while [ $i -lt $n ]; do
-		i=$((i + 1))
-		set -- "$@" "$out/e.$i"
-	done
+	# shellcheck disable=SC2046
+	set -- $(seq -f "$out/e.%g" "$n")
 	awk '
 		function counter(line) {
 			return line ~ /^tspkt: ([a-z-]+: )?[a-z-]+=[0-9]+( [a-z-]+=[0-9]+)*$/ ||
@@ -174,7 +166,9 @@ want() {
 	esac
 	if [ $err = 1 ]; then echo 2; elif [ $match = 1 ]; then echo 0
 	else echo 1; fi >"$out/want.rc"
-	[ -z "$wfile" ] || merge_pcaps "$out/want.pcap" "$out"/w.*.pcap
+	# shellcheck disable=SC2046
+	[ -z "$wfile" ] ||
+		merge_pcaps "$out/want.pcap" $(seq -f "$out/w.%g.pcap" "$n")
 }
 
 # got NP OPTS OPERANDS FILE...: tspkt-mpi on the FILEs

@@ -16,6 +16,7 @@
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <ctype.h>
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,16 +571,25 @@ int tspkt_mpi_merge(const struct tspkt_mpi_args *a,
 		matched |= res[i].status == 0;
 		error |= res[i].status != 0 && res[i].status != 1;
 	}
-	if (merge_out(a, res) || merge_err(a, res)) {
+	/* the records before the messages, as tspkt writes them, also when
+	 * both go to one file */
+	if (merge_out(a, res)) {
+		fprintf(stderr, TSPKT_MPI_PROG ": out of memory\n");
+		error = true;
+	}
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr,
+			TSPKT_MPI_PROG ": write error on standard output: %s\n",
+			strerror(errno ? errno : EIO));
+		error = true;
+	}
+	if (merge_err(a, res)) {
 		fprintf(stderr, TSPKT_MPI_PROG ": out of memory\n");
 		error = true;
 	}
 	if (a->write_file && merge_pcap(a, res))
 		error = true;
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, TSPKT_MPI_PROG ": write error\n");
-		error = true;
-	}
 	/* tspkt's rule: -q with a match is 0 whatever else happened */
 	if (a->quiet && matched)
 		return 0;
