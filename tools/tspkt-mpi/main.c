@@ -13,9 +13,9 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mpi_util.h"
