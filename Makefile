@@ -73,7 +73,7 @@ TEST_PLUGIN_DIRS := $(sort $(dir $(wildcard tests/plugins/*/Makefile)))
 # files and those of tools/common/ (code the programs share), linked against
 # the shared library found relative to the binary ($ORIGIN/../lib), so it
 # runs both from the build folder and installed.
-TOOL_NAMES := $(filter-out common %-mpi,$(notdir $(patsubst %/,%,$(sort \
+TOOL_NAMES := $(filter-out common mpi %-mpi,$(notdir $(patsubst %/,%,$(sort \
               $(dir $(wildcard tools/*/*.c))))))
 TOOL_COMMON := $(wildcard tools/common/*.c tools/common/*.h)
 TOOLS      := $(TOOL_NAMES:%=$(BUILD)/bin/%)
@@ -85,11 +85,12 @@ TOOL_LIBS_tspkt   := $(PCAP_LIBS)
 # MPI programs (tools/<name>-mpi/, docs/cluster.md): built with the MPI
 # compiler wrapper when there is one (scripts/install-deps.sh installs Open
 # MPI), skipped with a note when not.  The wrapper runs $(CC), so
-# sanitizer builds stay one compiler.
+# sanitizer builds stay one compiler.  tools/mpi/ is what they share.
 MPICC      ?= mpicc
 HAVE_MPI   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
 MPI_TOOL_NAMES := $(notdir $(patsubst %/,%,$(sort $(dir \
                   $(wildcard tools/*-mpi/*.c)))))
+MPI_COMMON := $(wildcard tools/mpi/*.c tools/mpi/*.h)
 ifeq ($(HAVE_MPI),yes)
 MPI_TOOLS  := $(MPI_TOOL_NAMES:%=$(BUILD)/bin/%)
 else
@@ -226,11 +227,27 @@ $(TSGREP_MPI_MAIN): tools/tsgrep/main.c tools/tsgrep-mpi/hooks.h \
 	  -c $< -o $@
 $(BUILD)/bin/tsgrep-mpi: $(wildcard tools/tsgrep-mpi/*.c tools/tsgrep-mpi/*.h) \
                          $(TSGREP_LIB_SRC) $(TSGREP_MPI_MAIN) $(TOOL_COMMON) \
-                         $(wildcard tools/tsgrep/*.h) $(HEADERS) $(SHARED_LIB)
+                         $(MPI_COMMON) $(wildcard tools/tsgrep/*.h) \
+                         $(HEADERS) $(SHARED_LIB)
 	@mkdir -p $(@D)
 	OMPI_CC='$(CC)' $(MPICC) $(ALL_CFLAGS) -Itools/tsgrep -Itools/common \
-	  $(filter %.c %.o,$^) -o $@ \
+	  -Itools/mpi $(filter %.c %.o,$^) -o $@ \
 	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch -lpthread
+
+# tspkt-mpi runs tspkt's main() once per capture (tools/tspkt-mpi/run.c
+# includes tools/tspkt/main.c with main renamed) and links tspkt's other
+# sources as they are.
+TSPKT_LIB_SRC := $(filter-out tools/tspkt/main.c,$(wildcard tools/tspkt/*.c))
+$(BUILD)/bin/tspkt-mpi: $(wildcard tools/tspkt-mpi/*.c tools/tspkt-mpi/*.h) \
+                        tools/tspkt/main.c $(TSPKT_LIB_SRC) $(TOOL_COMMON) \
+                        $(MPI_COMMON) $(wildcard tools/tspkt/*.h) \
+                        $(HEADERS) $(SHARED_LIB)
+	@mkdir -p $(@D)
+	OMPI_CC='$(CC)' $(MPICC) $(ALL_CFLAGS) $(PCAP_CFLAGS) -Itools/tspkt \
+	  -Itools/common -Itools/mpi \
+	  $(filter-out tools/tspkt/main.c,$(filter %.c,$^)) -o $@ \
+	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ltextsearch \
+	  $(PCAP_LIBS) -lpthread
 
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) \

@@ -9,8 +9,8 @@
 #                                    locales, the charmaps and locale
 #                                    sources from which tsgrep's tests
 #                                    build single-byte locales with
-#                                    localedef; Open MPI for tsgrep-mpi
-#                                    and its tests, Slurm and munge for
+#                                    localedef; Open MPI for tsgrep-mpi,
+#                                    tspkt-mpi and their tests, Slurm and munge for
 #                                    the srun test)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #   scripts/install-deps.sh --ci     what .ci/run needs: --fuzz's, and

@@ -55,7 +55,8 @@ for f in include/textsearch.h include/textsearch_fsm.h include/textsearch_skb.h 
 done
 # the MPI programs and their pages, when the MPI compiler wrapper is here
 if command -v mpicc >/dev/null 2>&1; then
-	for f in bin/tsgrep-mpi share/man/man1/tsgrep-mpi.1; do
+	for f in bin/tsgrep-mpi share/man/man1/tsgrep-mpi.1 bin/tspkt-mpi \
+		share/man/man1/tspkt-mpi.1; do
 		[ -e "$prefix/$f" ] || {
 			echo "install-check: $f not installed" >&2; exit 1; }
 	done

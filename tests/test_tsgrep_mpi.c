@@ -35,12 +35,7 @@ static const char *build;
 
 static int run(const char *cmd)
 {
-	int status = system(cmd);
-
-	if (status)
-		fprintf(stderr, "test_tsgrep_mpi: '%s' failed (%d)\n", cmd,
-			status);
-	return status;
+	return test_system("test_tsgrep_mpi", cmd);
 }
 
 static int setup(void **state)

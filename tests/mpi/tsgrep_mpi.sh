@@ -9,28 +9,13 @@ np=$2
 data=$3
 tsgrep=$build/bin/tsgrep
 mpi=$build/bin/tsgrep-mpi
-for p in "$tsgrep" "$mpi"; do
-	[ -x "$p" ] || { echo "tsgrep_mpi: $p not built" >&2; exit 1; }
-done
-command -v mpirun >/dev/null 2>&1 || {
-	echo "tsgrep_mpi: mpirun not found (scripts/install-deps.sh)" >&2
-	exit 1; }
-[ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 \
-	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export LC_ALL=C
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/mpi_env.sh"
+need tsgrep_mpi mpirun "$tsgrep" "$mpi"
 # Files of 2 ranges and more are split: with 2 reads a range (192 KiB),
 # big.txt, late-nul.txt and many-lines.txt are, with lines across the
 # ranges' ends, the 1.5 MiB line over several.
 export TSGREP_MPI_RANGE=196608
-# A job whose exit status is not 0 is aborted: Open MPI then waits out its
-# kill time-out before it ends ranks that are done anyway (2 s a case).
-export OMPI_MCA_odls_base_sigkill_timeout=0
-# Sanitizer builds: Open MPI's own leaks and races are not reported (its
-# libraries only, tests/mpi/*.supp); tsgrep's still are.
-here=$(cd "$(dirname "$0")" && pwd)
-mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-mpi_lsan="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0"
-export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$here/tsan.supp:print_suppressions=0"
 out=$(mktemp -d /tmp/tsgrep-mpi-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 fail=0

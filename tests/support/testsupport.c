@@ -78,6 +78,15 @@ char *test_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+int test_system(const char *who, const char *cmd)
+{
+	int status = system(cmd);
+
+	if (status)
+		fprintf(stderr, "%s: '%s' failed (%d)\n", who, cmd, status);
+	return status;
+}
+
 bool test_binary_is_sanitized(const char *path)
 {
 	static const char *const marks[] = { "__asan_init", "__tsan_init",

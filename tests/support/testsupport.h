@@ -26,6 +26,8 @@ uint64_t test_seed(const char *what, uint64_t fallback);
 /* The whole file, NUL-terminated (its length in *@len if not NULL); free()
  * it.  NULL with errno set if it cannot be read. */
 char *test_read_file(const char *path, size_t *len);
+/* system(@cmd)'s status; a failure is told on stderr with @who. */
+int test_system(const char *who, const char *cmd);
 /* Whether the program at @path was built with a sanitizer (its runtime's
  * symbols are in it), whatever its build folder is called. */
 bool test_binary_is_sanitized(const char *path);

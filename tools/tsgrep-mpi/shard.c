@@ -3,7 +3,7 @@
  *
  * A shard is one file of tsgrep's file list.  Rank 0 walks the operands
  * (walk.c, so the list and its order are tsgrep's), and hands the files
- * out on demand: each worker rank holds up to PREFETCH shards, and gets
+ * out on demand: each worker rank holds up to TS_PREFETCH shards, and gets
  * the next one when it returns a result, so a slow rank takes fewer files
  * and the hand-out's latency is hidden behind the search.  A worker
  * searches a file with search_fd() into a buffer (no order: it never
@@ -40,17 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <mpi.h>
-
+#include "mpi_util.h"
 #include "tsgrep.h"
 
-#define TAG_JOB 1
-#define TAG_RESULT 2
-#define TAG_DATA 3
-#define PREFETCH 2
-#define NO_JOB UINT64_MAX
-/* MPI counts are ints: payloads go in parts */
-#define PART (1 << 30)
 /* files from this size on are split (TSGREP_MPI_RANGE overrides) */
 #define RANGE_SIZE (32 << 20)
 
@@ -469,30 +461,6 @@ static void *local_worker(void *arg)
 
 /* ---- messages ---- */
 
-static void send_bytes(const char *data, uint64_t len, int dest, int tag)
-{
-	uint64_t done = 0, part;
-
-	do {
-		part = len - done > PART ? PART : len - done;
-		MPI_Send(data + done, (int)part, MPI_BYTE, dest, tag,
-			 MPI_COMM_WORLD);
-		done += part;
-	} while (done < len);
-}
-
-static void recv_bytes(char *data, uint64_t len, int src, int tag)
-{
-	uint64_t done = 0, part;
-
-	do {
-		part = len - done > PART ? PART : len - done;
-		MPI_Recv(data + done, (int)part, MPI_BYTE, src, tag,
-			 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		done += part;
-	} while (done < len);
-}
-
 static void send_job(const struct job *job, int dest)
 {
 	const struct tsg_file *file = job ? job->file : NULL;
@@ -505,7 +473,7 @@ static void send_job(const struct job *job, int dest)
 	if (!msg)
 		die_oom();
 	memset(&head, 0, sizeof(head));
-	head.idx = file ? (uint64_t)file->out.idx : NO_JOB;
+	head.idx = file ? (uint64_t)file->out.idx : TS_NO_JOB;
 	if (file) {
 		head.show_name = (uint64_t)file->show_name;
 		if (job->split) {
@@ -522,7 +490,7 @@ static void send_job(const struct job *job, int dest)
 		memcpy(msg + sizeof(head) + plen, file->display, dlen);
 	}
 	memcpy(msg, &head, sizeof(head));
-	MPI_Send(msg, (int)len, MPI_BYTE, dest, TAG_JOB, MPI_COMM_WORLD);
+	MPI_Send(msg, (int)len, MPI_BYTE, dest, TS_TAG_JOB, MPI_COMM_WORLD);
 	free(msg);
 }
 
@@ -556,7 +524,8 @@ static void send_result(const struct job_head *job, const struct piece *p)
 	head.nmsgs = out->nmsgs;
 	head.nslots = out->nslots;
 	head.payload = payload;
-	MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+	MPI_Send(&head, sizeof(head), MPI_BYTE, 0, TS_TAG_RESULT,
+		 MPI_COMM_WORLD);
 	if (!payload)
 		return;
 	msg = malloc(payload);
@@ -580,7 +549,7 @@ static void send_result(const struct job_head *job, const struct piece *p)
 		memcpy(pos, pair, sizeof(pair));
 		pos += sizeof(pair);
 	}
-	send_bytes(msg, payload, 0, TAG_DATA);
+	mpi_send_bytes(msg, payload, 0, TS_TAG_DATA);
 	free(msg);
 }
 
@@ -641,7 +610,7 @@ static void recv_result(struct run *run, const struct result_head *head,
 		payload = malloc(head->payload);
 		if (!payload)
 			die_oom();
-		recv_bytes(payload, head->payload, src, TAG_DATA);
+		mpi_recv_bytes(payload, head->payload, src, TS_TAG_DATA);
 	}
 	if (split) {
 		recv_piece(head, payload, &split->pieces[head->piece]);
@@ -667,23 +636,6 @@ static void recv_result(struct run *run, const struct result_head *head,
 
 /* ---- the ranks ---- */
 
-/* The next job from rank 0, polled with naps: Open MPI's blocking probe
- * spins, which takes a core from the ranks that search when there are
- * more ranks than cores (mpirun --oversubscribe). */
-static void wait_job(MPI_Status *status)
-{
-	struct timespec nap = { 0, 100000 };
-	int flag = 0, idle = 0;
-
-	for (;;) {
-		MPI_Iprobe(0, TAG_JOB, MPI_COMM_WORLD, &flag, status);
-		if (flag)
-			return;
-		if (++idle > 64)
-			nanosleep(&nap, NULL);
-	}
-}
-
 static void worker_rank(const struct tsg_cfg *cfg)
 {
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
@@ -695,15 +647,15 @@ static void worker_rank(const struct tsg_cfg *cfg)
 	int len;
 
 	for (;;) {
-		wait_job(&status);
+		mpi_wait_probe(0, TS_TAG_JOB, &status);
 		MPI_Get_count(&status, MPI_BYTE, &len);
 		msg = malloc((size_t)len);
 		if (!msg)
 			die_oom();
-		MPI_Recv(msg, len, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD,
+		MPI_Recv(msg, len, MPI_BYTE, 0, TS_TAG_JOB, MPI_COMM_WORLD,
 			 MPI_STATUS_IGNORE);
 		memcpy(&head, msg, sizeof(head));
-		if (head.idx == NO_JOB) {
+		if (head.idx == TS_NO_JOB) {
 			free(msg);
 			break;
 		}
@@ -739,72 +691,54 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Rank 0's main thread: hand out, collect, until every worker stopped.
- * A hand-out's time (taking the next job, walking on if needed, and
+/* Rank 0's main thread in the hand-out (mpi_hand_out()). */
+struct coord {
+	struct run *run;
+	struct tsg_scratch scratch;
+	struct result_head head;
+};
+
+/* A hand-out's time (taking the next job, walking on if needed, and
  * sending it) is kept for TSGREP_MPI_STATS. */
+static bool give(void *arg, int dest, bool refill)
+{
+	struct coord *c = arg;
+	double t0 = now();
+	struct job job = take(c->run, 1, &c->scratch);
+
+	if (!job.file)
+		return false;
+	send_job(&job, dest);
+	if (refill) {
+		c->run->handouts++;
+		c->run->spent += now() - t0;
+	}
+	return true;
+}
+
+static void stop(void *arg, int dest)
+{
+	(void)arg;
+	send_job(NULL, dest);
+}
+
+static void collect(void *arg, int src)
+{
+	struct coord *c = arg;
+
+	recv_result(c->run, &c->head, src);
+}
+
+/* Rank 0's main thread: hand out, collect, until every worker stopped. */
 static void coordinate(struct run *run, int nranks)
 {
-	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
-	struct result_head head;
-	struct job job;
-	struct timespec nap = { 0, 100000 };
-	MPI_Request req;
-	MPI_Status status;
-	int *inflight = calloc((size_t)nranks, sizeof(int));
-	int *stopped = calloc((size_t)nranks, sizeof(int));
-	int live = nranks - 1, r, k, done, idle = 0;
-	double t0;
+	struct coord c = { run, TSG_SCRATCH_INIT, { 0 } };
+	const struct mpi_handout h = { &c,   &c.head, sizeof(c.head),
+				       give, stop,    collect };
 
-	if (!inflight || !stopped)
+	if (mpi_hand_out(&h, nranks))
 		die_oom();
-	for (r = 1; r < nranks; r++) {
-		for (k = 0; k < PREFETCH; k++) {
-			job = take(run, 1, &scratch);
-			if (!job.file)
-				break;
-			send_job(&job, r);
-			inflight[r]++;
-		}
-		if (!inflight[r]) {
-			send_job(NULL, r);
-			stopped[r] = 1;
-			live--;
-		}
-	}
-	while (live > 0) {
-		MPI_Irecv(&head, sizeof(head), MPI_BYTE, MPI_ANY_SOURCE,
-			  TAG_RESULT, MPI_COMM_WORLD, &req);
-		/* poll with naps: a blocking receive spins on a core the
-		 * searches need */
-		for (;;) {
-			MPI_Test(&req, &done, &status);
-			if (done)
-				break;
-			if (++idle > 64)
-				nanosleep(&nap, NULL);
-		}
-		idle = 0;
-		r = status.MPI_SOURCE;
-		recv_result(run, &head, r);
-		t0 = now();
-		inflight[r]--;
-		job = stopped[r] ? (struct job){ NULL, NULL, 0 } :
-				   take(run, 1, &scratch);
-		if (job.file) {
-			send_job(&job, r);
-			inflight[r]++;
-			run->handouts++;
-			run->spent += now() - t0;
-		} else if (!stopped[r]) {
-			send_job(NULL, r);
-			stopped[r] = 1;
-		}
-		if (stopped[r] && !inflight[r])
-			live--;
-	}
-	free(inflight);
-	free(stopped);
-	tsg_scratch_free(&scratch);
+	tsg_scratch_free(&c.scratch);
 }
 
 void tsg_mpi_run_jobs(const struct tsg_cfg *cfg, struct tsg_filelist *list,

@@ -224,6 +224,9 @@ enum {
 	OPT_WRITE_FLOWS,
 };
 
+/* '+': stop at the first operand, so filter words stay operands */
+static const char short_opts[] = "+r:I:i:d:e:f:j:w:cqn:s:plvhV";
+
 static const struct option long_opts[] = {
 	{ "rule", required_argument, NULL, 'e' },
 	{ "rules", required_argument, NULL, 'f' },
@@ -283,9 +286,8 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		.policy = REASM_POLICY_BSD,
 		.midstream = true,
 	};
-	/* '+': stop at the first operand, so filter words stay operands */
-	while ((c = getopt_long(argc, argv, "+r:I:i:d:e:f:j:w:cqn:s:plvhV",
-				long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'r':
 		case 'I':
