@@ -27,6 +27,8 @@ for f in "$tsgrep" "$mpi" "$corpus" "$tree"; do
 done
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 \
 	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# no 2 s wait for Open MPI's kill time-out after a job that exits 1
+export OMPI_MCA_odls_base_sigkill_timeout=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "$pat" >"$tmp/one-line"

@@ -96,7 +96,8 @@ int mpi_hand_out(const struct mpi_handout *h, int nranks)
 			  TS_TAG_RESULT, MPI_COMM_WORLD, &req);
 		mpi_wait_request(&req, &status);
 		r = status.MPI_SOURCE;
-		h->collect(h->ctx, r);
+		if (!h->collect(h->ctx, r))
+			continue;
 		inflight[r]--;
 		if (!stopped[r] && h->give(h->ctx, r, true)) {
 			inflight[r]++;

@@ -45,8 +45,9 @@ struct mpi_handout {
 	bool (*give)(void *ctx, int dest, bool refill);
 	/* Tell rank @dest there are no more jobs (TS_NO_JOB). */
 	void (*stop)(void *ctx, int dest);
-	/* The head from rank @src is in: receive the rest of the result. */
-	void (*collect)(void *ctx, int src);
+	/* The head from rank @src is in: receive the rest of the result;
+	 * true if it was the last of its job (a job may be several). */
+	bool (*collect)(void *ctx, int src);
 };
 
 /* Hand jobs out to ranks 1 to @nranks - 1, on demand, and collect their

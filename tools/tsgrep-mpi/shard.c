@@ -45,6 +45,9 @@
 
 /* files from this size on are split (TSGREP_MPI_RANGE overrides) */
 #define RANGE_SIZE (32 << 20)
+/* a hand-out holds files up to this many, or up to these bytes */
+#define BATCH_FILES 64
+#define BATCH_BYTES (1 << 20)
 
 /* One range of a split file, and its search's result. */
 struct piece {
@@ -67,6 +70,7 @@ struct job {
 	struct tsg_file *file; /* NULL: no more */
 	struct split *split;
 	size_t piece;
+	uint64_t bytes; /* its size, as far as known (0 if not) */
 };
 
 /* A job as sent (then the path and display, NUL-terminated).  split is
@@ -76,11 +80,11 @@ struct job_head {
 	uint64_t split, piece, start, limit, binary;
 };
 
-/* What a worker sends back for one job (then the payload: the stdout
- * bytes, each message as its place, length and text, and each line
- * number slot as its place and number). */
+/* What a worker sends back for one job, @last of its message (then the
+ * payload: the stdout bytes, each message as its place, length and text,
+ * and each line number slot as its place and number). */
 struct result_head {
-	uint64_t idx, split, piece;
+	uint64_t idx, last, split, piece;
 	int64_t nsel;
 	uint64_t err, used;
 	uint64_t bytes, lines, matches;
@@ -201,6 +205,8 @@ static uint64_t range_size(const struct tsg_cfg *cfg)
 
 static void queue_push(struct run *run, struct split *split, size_t piece)
 {
+	const struct tsg_range *range;
+
 	if (run->qhead == run->qlen)
 		run->qhead = run->qlen = 0;
 	if (run->qlen == run->qcap) {
@@ -208,7 +214,9 @@ static void queue_push(struct run *run, struct split *split, size_t piece)
 		run->queue =
 			xrealloc(run->queue, run->qcap * sizeof(*run->queue));
 	}
-	run->queue[run->qlen++] = (struct job){ split->file, split, piece };
+	range = &split->pieces[piece].range;
+	run->queue[run->qlen++] = (struct job){ split->file, split, piece,
+						range->limit - range->start };
 }
 
 /* Split @file into ranges if it is a regular file worth it, with no hole
@@ -216,7 +224,7 @@ static void queue_push(struct run *run, struct split *split, size_t piece)
  * but the first: the job for that, or the whole file. */
 static struct job split_file(struct run *run, struct tsg_file *file)
 {
-	struct job job = { file, NULL, 0 };
+	struct job job = { file, NULL, 0, 0 };
 	uint64_t size = run->range_size, n, k;
 	struct split *split;
 	struct stat st;
@@ -224,18 +232,17 @@ static struct job split_file(struct run *run, struct tsg_file *file)
 	ssize_t got;
 	int fd, binary = 0;
 
-	if (!size || file->error || file->is_loop || !strcmp(file->path, "-"))
+	if (file->error || file->is_loop || !strcmp(file->path, "-") ||
+	    stat(file->path, &st) || !S_ISREG(st.st_mode))
 		return job;
+	job.bytes = (uint64_t)st.st_size;
+	if (!size || (uint64_t)st.st_size < 2 * size ||
+	    (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size)
+		return job;
+	/* a NUL in the first read: the ranges after it are binary */
 	fd = open(file->path, O_RDONLY | O_NOCTTY);
 	if (fd < 0)
 		return job;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < 2 * size ||
-	    (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
-		close(fd);
-		return job;
-	}
-	/* a NUL in the first read: the ranges after it are binary */
 	head = malloc(run->cfg->chunk);
 	if (!head)
 		die_oom();
@@ -267,6 +274,7 @@ static struct job split_file(struct run *run, struct tsg_file *file)
 			queue_push(run, split, k);
 	}
 	job.split = split;
+	job.bytes = size;
 	return job;
 }
 
@@ -386,7 +394,7 @@ static void piece_done(struct run *run, struct split *split)
  * they come, on @scratch. */
 static struct job take(struct run *run, int remote, struct tsg_scratch *scratch)
 {
-	struct job job = { NULL, NULL, 0 };
+	struct job job = { NULL, NULL, 0, 0 };
 	struct tsg_file *file;
 
 	pthread_mutex_lock(&run->lock);
@@ -461,40 +469,94 @@ static void *local_worker(void *arg)
 
 /* ---- messages ---- */
 
-static void send_job(const struct job *job, int dest)
-{
-	const struct tsg_file *file = job ? job->file : NULL;
-	size_t plen = file ? strlen(file->path) + 1 : 0;
-	size_t dlen = file ? strlen(file->display) + 1 : 0;
-	struct job_head head;
-	size_t len = sizeof(head) + plen + dlen;
-	char *msg = malloc(len);
+/* Job messages on their way: a message of many paths is not sent at
+ * once (MPI's rendezvous), and rank 0 must go on receiving meanwhile, or
+ * it and a rank that sends a big result would wait on each other. */
+struct sends {
+	MPI_Request *reqs;
+	char **msgs;
+	size_t n, cap;
+};
 
+/* Free the messages that are sent (all of them, waiting, if @all). */
+static void sends_reap(struct sends *sends, int all)
+{
+	size_t i = 0;
+	int done;
+
+	while (i < sends->n) {
+		if (all)
+			MPI_Wait(&sends->reqs[i], MPI_STATUS_IGNORE);
+		else
+			MPI_Test(&sends->reqs[i], &done, MPI_STATUS_IGNORE);
+		if (sends->reqs[i] != MPI_REQUEST_NULL) {
+			i++;
+			continue;
+		}
+		free(sends->msgs[i]);
+		sends->n--;
+		sends->reqs[i] = sends->reqs[sends->n];
+		sends->msgs[i] = sends->msgs[sends->n];
+	}
+}
+
+/* Jobs in one message to @dest (none: TS_NO_JOB), each its head, then
+ * path and display, NUL-terminated. */
+static void send_jobs(struct sends *sends, const struct job *jobs, size_t n,
+		      int dest)
+{
+	struct job_head head;
+	size_t len = n ? 0 : sizeof(head), i, plen, dlen;
+	char *msg, *pos;
+
+	for (i = 0; i < n; i++)
+		len += sizeof(head) + strlen(jobs[i].file->path) + 1 +
+		       strlen(jobs[i].file->display) + 1;
+	msg = malloc(len);
 	if (!msg)
 		die_oom();
 	memset(&head, 0, sizeof(head));
-	head.idx = file ? (uint64_t)file->out.idx : TS_NO_JOB;
-	if (file) {
-		head.show_name = (uint64_t)file->show_name;
-		if (job->split) {
-			const struct tsg_range *range =
-				&job->split->pieces[job->piece].range;
+	head.idx = TS_NO_JOB;
+	if (!n)
+		memcpy(msg, &head, sizeof(head));
+	for (i = 0, pos = msg; i < n; i++) {
+		const struct tsg_file *file = jobs[i].file;
 
-			head.split = (uint64_t)(uintptr_t)job->split;
-			head.piece = job->piece;
+		memset(&head, 0, sizeof(head));
+		head.idx = (uint64_t)file->out.idx;
+		head.show_name = (uint64_t)file->show_name;
+		if (jobs[i].split) {
+			const struct tsg_range *range =
+				&jobs[i].split->pieces[jobs[i].piece].range;
+
+			head.split = (uint64_t)(uintptr_t)jobs[i].split;
+			head.piece = jobs[i].piece;
 			head.start = range->start;
 			head.limit = range->limit;
 			head.binary = (uint64_t)range->binary;
 		}
-		memcpy(msg + sizeof(head), file->path, plen);
-		memcpy(msg + sizeof(head) + plen, file->display, dlen);
+		plen = strlen(file->path) + 1;
+		dlen = strlen(file->display) + 1;
+		memcpy(pos, &head, sizeof(head));
+		memcpy(pos + sizeof(head), file->path, plen);
+		memcpy(pos + sizeof(head) + plen, file->display, dlen);
+		pos += sizeof(head) + plen + dlen;
 	}
-	memcpy(msg, &head, sizeof(head));
-	MPI_Send(msg, (int)len, MPI_BYTE, dest, TS_TAG_JOB, MPI_COMM_WORLD);
-	free(msg);
+	sends_reap(sends, 0);
+	if (sends->n == sends->cap) {
+		sends->cap = sends->cap ? 2 * sends->cap : 8;
+		sends->reqs = xrealloc(sends->reqs,
+				       sends->cap * sizeof(*sends->reqs));
+		sends->msgs = xrealloc(sends->msgs,
+				       sends->cap * sizeof(*sends->msgs));
+	}
+	MPI_Isend(msg, (int)len, MPI_BYTE, dest, TS_TAG_JOB, MPI_COMM_WORLD,
+		  &sends->reqs[sends->n]);
+	sends->msgs[sends->n++] = msg;
 }
 
-static void send_result(const struct job_head *job, const struct piece *p)
+static void send_result(const struct job_head *job, const struct piece *p,
+			int last)
 {
 	const struct tsg_out *out = &p->out;
 	struct result_head head;
@@ -507,6 +569,7 @@ static void send_result(const struct job_head *job, const struct piece *p)
 	payload += out->nslots * 2 * sizeof(uint64_t);
 	memset(&head, 0, sizeof(head));
 	head.idx = job->idx;
+	head.last = (uint64_t)last;
 	head.split = job->split;
 	head.piece = job->piece;
 	head.nsel = p->nsel;
@@ -636,14 +699,40 @@ static void recv_result(struct run *run, const struct result_head *head,
 
 /* ---- the ranks ---- */
 
+/* One job of a message from rank 0, searched. */
+static void worker_job(const struct tsg_cfg *cfg, const struct job_head *head,
+		       char *path, struct tsg_scratch *scratch, int last)
+{
+	struct tsg_file file;
+	struct piece p;
+
+	memset(&file, 0, sizeof(file));
+	memset(&p, 0, sizeof(p));
+	file.path = path;
+	file.display = path + strlen(path) + 1;
+	file.show_name = (int)head->show_name;
+	if (head->split) {
+		p.range.start = head->start;
+		p.range.limit = head->limit;
+		p.range.binary = (int)head->binary;
+		search_piece(cfg, &file, &p, scratch);
+	} else {
+		search_file(cfg, &file, scratch);
+		p.out = file.out;
+		p.nsel = file.nsel;
+		p.err = file.err;
+		p.stats = file.stats;
+	}
+	send_result(head, &p, last);
+	out_free(&p.out);
+}
+
 static void worker_rank(const struct tsg_cfg *cfg)
 {
 	struct tsg_scratch scratch = TSG_SCRATCH_INIT;
-	struct tsg_file file;
 	struct job_head head;
-	struct piece p;
 	MPI_Status status;
-	char *msg;
+	char *msg, *pos, *end;
 	int len;
 
 	for (;;) {
@@ -659,25 +748,15 @@ static void worker_rank(const struct tsg_cfg *cfg)
 			free(msg);
 			break;
 		}
-		memset(&file, 0, sizeof(file));
-		memset(&p, 0, sizeof(p));
-		file.path = msg + sizeof(head);
-		file.display = file.path + strlen(file.path) + 1;
-		file.show_name = (int)head.show_name;
-		if (head.split) {
-			p.range.start = head.start;
-			p.range.limit = head.limit;
-			p.range.binary = (int)head.binary;
-			search_piece(cfg, &file, &p, &scratch);
-		} else {
-			search_file(cfg, &file, &scratch);
-			p.out = file.out;
-			p.nsel = file.nsel;
-			p.err = file.err;
-			p.stats = file.stats;
+		for (pos = msg, end = msg + len; pos < end;) {
+			char *path = pos + sizeof(head);
+			char *next = path + strlen(path) + 1;
+
+			next += strlen(next) + 1;
+			memcpy(&head, pos, sizeof(head));
+			worker_job(cfg, &head, path, &scratch, next >= end);
+			pos = next;
 		}
-		send_result(&head, &p);
-		out_free(&p.out);
 		free(msg);
 	}
 	tsg_scratch_free(&scratch);
@@ -696,6 +775,7 @@ struct coord {
 	struct run *run;
 	struct tsg_scratch scratch;
 	struct result_head head;
+	struct sends sends;
 };
 
 /* A hand-out's time (taking the next job, walking on if needed, and
@@ -704,11 +784,21 @@ static bool give(void *arg, int dest, bool refill)
 {
 	struct coord *c = arg;
 	double t0 = now();
-	struct job job = take(c->run, 1, &c->scratch);
+	struct job jobs[BATCH_FILES];
+	uint64_t bytes = 0;
+	size_t n = 0;
 
-	if (!job.file)
+	/* small files go by the batch: a file searched in microseconds
+	 * would leave the rank waiting for the next hand-out */
+	while (n < BATCH_FILES && bytes < BATCH_BYTES) {
+		jobs[n] = take(c->run, 1, &c->scratch);
+		if (!jobs[n].file)
+			break;
+		bytes += jobs[n++].bytes;
+	}
+	if (!n)
 		return false;
-	send_job(&job, dest);
+	send_jobs(&c->sends, jobs, n, dest);
 	if (refill) {
 		c->run->handouts++;
 		c->run->spent += now() - t0;
@@ -718,26 +808,31 @@ static bool give(void *arg, int dest, bool refill)
 
 static void stop(void *arg, int dest)
 {
-	(void)arg;
-	send_job(NULL, dest);
+	struct coord *c = arg;
+
+	send_jobs(&c->sends, NULL, 0, dest);
 }
 
-static void collect(void *arg, int src)
+static bool collect(void *arg, int src)
 {
 	struct coord *c = arg;
 
 	recv_result(c->run, &c->head, src);
+	return c->head.last;
 }
 
 /* Rank 0's main thread: hand out, collect, until every worker stopped. */
 static void coordinate(struct run *run, int nranks)
 {
-	struct coord c = { run, TSG_SCRATCH_INIT, { 0 } };
+	struct coord c = { run, TSG_SCRATCH_INIT, { 0 }, { NULL, NULL, 0, 0 } };
 	const struct mpi_handout h = { &c,   &c.head, sizeof(c.head),
 				       give, stop,    collect };
 
 	if (mpi_hand_out(&h, nranks))
 		die_oom();
+	sends_reap(&c.sends, 1);
+	free(c.sends.reqs);
+	free(c.sends.msgs);
 	tsg_scratch_free(&c.scratch);
 }
 

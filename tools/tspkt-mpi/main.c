@@ -219,7 +219,7 @@ static void stop(void *arg, int dest)
 	send_job(TS_NO_JOB, dest);
 }
 
-static void collect(void *arg, int src)
+static bool collect(void *arg, int src)
 {
 	struct coord *c = arg;
 	const struct result_head *head = &c->head;
@@ -233,6 +233,7 @@ static void collect(void *arg, int src)
 	got->out = recv_part(head->outlen, src);
 	got->err = recv_part(head->errlen, src);
 	got->pcap = head->pcaplen ? recv_part(head->pcaplen, src) : NULL;
+	return true;
 }
 
 int main(int argc, char **argv)
