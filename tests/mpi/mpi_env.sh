@@ -27,6 +27,14 @@ export LC_ALL=C
 # A job whose exit status is not 0 is aborted: Open MPI then waits out its
 # kill time-out before it ends ranks that are done anyway (2 s a case).
 export OMPI_MCA_odls_base_sigkill_timeout=0
+
+# strip_mpirun_noise FILE: without that wait, mpirun's libevent may warn as
+# the job ends ("[warn] Epoll MOD(1) on fd 28 failed. ... Bad file
+# descriptor"): mpirun's own line, dropped from the ranks' stderr in FILE.
+strip_mpirun_noise() {
+	grep -v '^\[warn\] Epoll ' "$1" >"$1.n" || true
+	mv "$1.n" "$1"
+}
 mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 mpi_lsan="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0"
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$here/tsan.supp:print_suppressions=0"

@@ -40,6 +40,7 @@ run_case() {
 	 echo $? > "$out/got.rc") < "$stdin"
 	strip_stats "$out/want.err"
 	strip_stats "$out/got.err"
+	strip_mpirun_noise "$out/got.err"
 	for f in "" .err .rc; do
 		if ! cmp -s "$out/want$f" "$out/got$f"; then
 			echo "tsgrep_mpi: np=$np differs ($f): $*" >&2

@@ -197,6 +197,7 @@ got() {
 			"$mpi" $opts "$@" $operands >"$out/got" \
 			2>"$out/got.err"
 		 echo $? >"$out/got.rc") </dev/null
+		strip_mpirun_noise "$out/got.err"
 	fi
 }
 
