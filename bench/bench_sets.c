@@ -307,10 +307,12 @@ int bench_sets(const u8 *corpus, size_t corpus_len, int quick)
 	unsigned int nsizes = quick ? NSIZES - 1 : NSIZES;
 	int reps = quick ? 1 : 3, wrong = 0;
 	double budget = quick ? 0.05 : 1.5;
+#ifdef HAVE_HS
 	/* BENCH_SETS_HS_MAX: the largest set Hyperscan compiles (a million
 	 * literals take it minutes) */
 	const char *env = getenv("BENCH_SETS_HS_MAX");
 	unsigned long hs_max = env ? strtoul(env, NULL, 10) : ULONG_MAX;
+#endif
 	unsigned int z, a;
 	int v;
 
