@@ -284,10 +284,9 @@ static void join_pieces(const struct tsg_cfg *cfg, struct split *split)
 {
 	struct tsg_file *file = split->file;
 	struct tsg_out *out = &file->out;
-	uint64_t first = 1, nmatch = 0, lineno;
+	uint64_t first = 1, nmatch = 0;
 	size_t k, at, m, l, next;
 	int binary_matched = 0;
-	char num[24];
 
 	file->nsel = 0;
 	for (k = 0; k < split->n; k++) {
@@ -308,11 +307,9 @@ static void join_pieces(const struct tsg_cfg *cfg, struct split *split)
 					strlen(po->msgs[m].text));
 				m++;
 			} else if (l < po->nslots && po->slots[l].at == at) {
-				lineno = first + po->slots[l].lineno - 1;
-				out_put(out, num,
-					(size_t)snprintf(
-						num, sizeof(num), "%llu",
-						(unsigned long long)lineno));
+				/* the file's output has no slots: written */
+				out_lineno(out,
+					   first + po->slots[l].lineno - 1);
 				l++;
 			} else {
 				break;

@@ -946,8 +946,7 @@ static void report_range(struct engine *eng)
 	range->stopped = eng->stop;
 	range->nmatch = eng->nmatch;
 	range->newlines = 0;
-	if ((eng->cfg->line_num || eng->cfg->json) && !eng->skipping &&
-	    eng->pos <= eng->len)
+	if ((eng->cfg->line_num || eng->cfg->json) && !eng->skipping)
 		range->newlines = lineno_at(eng, eng->pos) - 1;
 }
 
