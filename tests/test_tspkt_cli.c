@@ -1710,6 +1710,61 @@ static void test_backlog(void **state)
 }
 
 /*
+ * Frames handed to the workers point into the file reader's chunks (1 MiB
+ * reads) instead of being copied; a chunk is read into again only once
+ * every frame lent from it is released.  A capture of several chunks,
+ * every datagram handed over (--drop-on-overrun with a backlog that never
+ * fills: the reader classifies none itself), prints exactly what -j 1
+ * prints; under ASan or TSan a chunk reused too early is a report.
+ */
+static void test_lent_frames(void **state)
+{
+	static const char *const jobs[] = { "1", "2", "4" };
+	const struct pg_flow *flows[] = { &pg_flow_tcp4, &pg_flow_udp6 };
+	struct pg_frame *f = frames_new(1);
+	char payload[1300];
+	struct capture c;
+	struct child_result ref, r;
+	unsigned int i, n = 4000;
+	size_t j;
+
+	(void)state;
+	cap_open(&c, "lent.pcap", 0);
+	for (i = 0; i < n; i++) {
+		/* the needle at a different place in every 13th */
+		memset(payload, 'a' + (int)(i % 26), sizeof(payload));
+		if (i % 13 == 0)
+			memcpy(payload + (i * 7) % 1200, "needle", 6);
+		pg_build(f, flows[i % 2], payload,
+			 (unsigned int)(1200 + i % 97));
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	free(f);
+
+	run_tspkt(&ref, "-j", "1", "-r", "lent.pcap", "needle", NULL);
+	expect_status(&ref, 0);
+	assert_int_equal(counter(&ref, "classified", "matched"), (n + 12) / 13);
+	for (j = 0; j < sizeof(jobs) / sizeof(*jobs); j++) {
+		run_tspkt(&r, "--drop-on-overrun", "--backlog", "100000", "-j",
+			  jobs[j], "-r", "lent.pcap", "needle", NULL);
+		expect_status(&r, 0);
+		assert_string_equal(r.out, ref.out);
+		assert_int_equal(counter(&r, "backlog", "received"), n);
+		assert_int_equal(counter(&r, "backlog", "dropped"), 0);
+		assert_int_equal(counter(&r, "classified", "classified"), n);
+		child_result_free(&r);
+		/* and the usual way, the reader classifying some itself */
+		run_tspkt(&r, "-j", jobs[j], "-r", "lent.pcap", "needle",
+			  NULL);
+		expect_status(&r, 0);
+		assert_string_equal(r.out, ref.out);
+		child_result_free(&r);
+	}
+	child_result_free(&ref);
+}
+
+/*
  * Batches: the reader hands datagrams over 64 at a time (fewer with a
  * shorter backlog), or classifies a batch itself; reassembled datagrams
  * end batches and open them.  Every -j and backlog length prints the same
@@ -2301,6 +2356,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_selftest_layout),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_backlog),
+		cmocka_unit_test(test_lent_frames),
 		cmocka_unit_test(test_batch_boundaries),
 		cmocka_unit_test(test_pcap_variants),
 		cmocka_unit_test(test_ngrep),

@@ -3,7 +3,9 @@
  * BPF filter) -> pkt_decode_headers() -> defrag_add() for fragments ->
  * a batch of datagrams in pool slots -> netif_rx_list() into the backlog
  * the workers read; or, with one worker reading a file, straight to
- * classify_one() on this thread, without a copy.
+ * classify_one() on this thread, without a copy.  A frame of a file read
+ * here is handed over where it lies too: its slot only wraps it, and the
+ * chunk it lies in is read into again once every such frame is released.
  *
  * A classic pcap file is read here rather than through libpcap, a
  * megabyte per read(2), each frame used where it lies: libpcap reads it
@@ -15,6 +17,7 @@
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,16 @@
 #define PCAP_MAGIC_US 0xa1b2c3d4u
 #define PCAP_MAGIC_NS 0xa1b23c4du
 
+/* Where the file reader reads to; datagrams handed to the workers point
+ * into it, so it is reused only once they are all released. */
+struct read_chunk {
+	struct pkt_lender lender;
+	struct read_chunk *next;
+	uint8_t buf[];
+};
+
+#define READ_CHUNK_BYTES (READ_CHUNK + PCAP_MAX_CAPLEN + PCAP_REC_HDR)
+
 /* A classic pcap file read with read(2) (see the top of the file). */
 struct file_reader {
 	bool on;
@@ -49,7 +62,9 @@ struct file_reader {
 	bool eof;
 	int fd;
 	uint32_t snapshot; /* libpcap's, which it holds records to */
-	uint8_t *buf;
+	struct read_chunk *chunk;  /* the one read to now */
+	struct read_chunk *chunks; /* all of them, linked through ->next */
+	uint8_t *buf;		   /* chunk->buf */
 	size_t have;	 /* bytes in buf */
 	size_t pos;	 /* the next record's offset in buf */
 	off_t at;	 /* buf[0]'s offset in the file */
@@ -225,6 +240,32 @@ static uint32_t rd32(const struct file_reader *fr, const uint8_t *p)
 	return fr->swapped ? swap32(v) : v;
 }
 
+/* A chunk more, or NULL when out of memory. */
+static struct read_chunk *new_chunk(struct file_reader *fr)
+{
+	struct read_chunk *k = malloc(sizeof(*k) + READ_CHUNK_BYTES);
+
+	if (k) {
+		atomic_init(&k->lender.returned, 0);
+		k->lender.lent = 0;
+		k->next = fr->chunks;
+		fr->chunks = k;
+	}
+	return k;
+}
+
+static void free_chunks(struct file_reader *fr)
+{
+	struct read_chunk *k, *next;
+
+	for (k = fr->chunks; k; k = next) {
+		next = k->next;
+		free(k);
+	}
+	fr->chunks = fr->chunk = NULL;
+	fr->buf = NULL;
+}
+
 /* Read the file here if it is a regular file in the classic pcap format
  * (version 2.4, either byte order); otherwise libpcap reads it all. */
 static void file_reader_open(struct capture *c)
@@ -256,9 +297,10 @@ static void file_reader_open(struct capture *c)
 	}
 	if (major != 2 || minor != 4 || pcap_snapshot(c->p) <= 0)
 		return;
-	fr->buf = malloc(READ_CHUNK + PCAP_MAX_CAPLEN + PCAP_REC_HDR);
-	if (!fr->buf)
+	fr->chunk = new_chunk(fr);
+	if (!fr->chunk)
 		return;
+	fr->buf = fr->chunk->buf;
 	fr->nsec = magic == PCAP_MAGIC_NS;
 	fr->fd = fileno(f);
 	fr->snapshot = (uint32_t)pcap_snapshot(c->p);
@@ -273,9 +315,8 @@ static int file_reader_hand_over(struct capture *c, char *err, size_t errlen)
 	struct file_reader *fr = &c->fr;
 	off_t at = fr->at + (off_t)fr->pos;
 
+	/* the chunks stay until capture_close(): datagrams may point in */
 	fr->on = false;
-	free(fr->buf);
-	fr->buf = NULL;
 	if (fseeko(pcap_file(c->p), at, SEEK_SET)) {
 		snprintf(err, errlen, "%s: %s", c->name, strerror(errno));
 		return -1;
@@ -291,12 +332,45 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Keep the unread part, append the next chunk; eof when none came. */
+/* A chunk no datagram points into, other than @busy: one of the chunks,
+ * a new one, or (out of memory) @busy once the workers are done with it. */
+static struct read_chunk *free_chunk(struct file_reader *fr,
+				     struct read_chunk *busy)
+{
+	struct read_chunk *k;
+
+	for (;;) {
+		for (k = fr->chunks; k; k = k->next)
+			if (k != busy && !pkt_lender_busy(&k->lender))
+				return k;
+		k = new_chunk(fr);
+		if (k)
+			return k;
+		if (!pkt_lender_busy(&busy->lender))
+			return busy;
+		sched_yield();
+	}
+}
+
+/* Keep the unread part, append the next chunk; eof when none came.  Read
+ * to another chunk while datagrams point into this one. */
 static void file_reader_fill(struct file_reader *fr)
 {
 	int64_t t0 = now_ns();
 	ssize_t n;
 
+	if (pkt_lender_busy(&fr->chunk->lender)) {
+		struct read_chunk *k = free_chunk(fr, fr->chunk);
+
+		if (k != fr->chunk) {
+			memcpy(k->buf, fr->buf + fr->pos, fr->have - fr->pos);
+			fr->chunk = k;
+			fr->buf = k->buf;
+			fr->at += (off_t)fr->pos;
+			fr->have -= fr->pos;
+			fr->pos = 0;
+		}
+	}
 	memmove(fr->buf, fr->buf + fr->pos, fr->have - fr->pos);
 	fr->at += (off_t)fr->pos;
 	fr->have -= fr->pos;
@@ -479,6 +553,7 @@ static void flush_batch(struct capture *c)
 	c->next_seq += k;
 	for (i = k; i < n; i++)
 		drop_datagram(c, c->batch[i]);
+	pkt_cache_settle(&c->cache);
 	c->nbatch = 0;
 }
 
@@ -511,7 +586,7 @@ static bool clear_choice(const struct capture *c)
 
 /*
  * With worker threads reading a file, which this thread may also do: the
- * next batch is classified here, or copied to pool slots and handed to
+ * next batch is classified here, or put in pool slots and handed to
  * the workers, whichever cost this thread less per datagram lately (the
  * time in read(2) left out, as it falls on one batch in twenty; handing
  * over only when it saves a quarter, since the workers' share costs
@@ -558,8 +633,9 @@ static void end_of_batch(struct capture *c)
 
 /*
  * The buffer for a datagram of @len bytes (@l3off of them link header):
- * the frame itself when it is classified here and now, a pool slot when it
- * fits one, else the heap (fragments, which the reassembly keeps, and
+ * the frame itself when it is classified here and now, or when it lies in
+ * the file reader's chunk (a slot lent the chunk's bytes); a pool slot when
+ * it fits one, else the heap (fragments, which the reassembly keeps, and
  * frames too big for a slot).
  */
 static struct sk_buff *
@@ -579,6 +655,16 @@ datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
 		pkt_cb(skb)->owner = PKT_BORROWED;
 		pkt_cb(skb)->info = &c->borrowed_info;
 		return skb;
+	}
+	if (!frag->is_fragment && c->fr.on && len <= 65535u) {
+		/* the frame lies in the file reader's chunk: lent, not
+		 * copied (only read, never written) */
+		skb = pkt_pool_get_lent(&c->cache, &c->fr.chunk->lender);
+		if (skb) {
+			pkt_skb_wrap(skb, (uint8_t *)(uintptr_t)data, len,
+				     l3off, meta->family, ts_ns);
+			return skb;
+		}
 	}
 	if (!frag->is_fragment && len <= POOL_SLOT_BYTES) {
 		skb = pkt_pool_get(&c->cache);
@@ -994,7 +1080,7 @@ void capture_close(struct capture *c)
 	}
 	if (c->have_prog)
 		pcap_freecode(&c->prog);
-	free(c->fr.buf);
+	free_chunks(&c->fr);
 	if (c->p)
 		pcap_close(c->p);
 	free(c);

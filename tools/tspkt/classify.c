@@ -213,6 +213,7 @@ void *classify_worker(void *arg)
 					 CLASSIFY_BATCH))) {
 		for (i = 0; i < n; i++)
 			classify_one(k, skbs[i]);
+		pkt_cache_settle(&k->cache);
 		/* every result handed over before waiting again: a result
 		 * held back would hold up printing everyone else's */
 		classifier_flush(k);

@@ -12,6 +12,7 @@ struct pkt_slot {
 	struct sk_buff skb; /* first: a pooled skb is its slot */
 	struct pkt_info info;
 	struct pkt_slot *next;
+	struct pkt_lender *lender; /* whose bytes skb wraps, or NULL */
 	uint8_t data[POOL_SLOT_BYTES];
 };
 
@@ -98,6 +99,7 @@ struct sk_buff *pkt_pool_get(struct pkt_cache *c)
 		return NULL;
 	c->list = slot->next;
 	c->n--;
+	slot->lender = NULL;
 	slot->skb.head = slot->data;
 	slot->skb.end = slot->data + POOL_SLOT_BYTES;
 	cb = pkt_cb(&slot->skb);
@@ -105,6 +107,28 @@ struct sk_buff *pkt_pool_get(struct pkt_cache *c)
 	cb->info = &slot->info;
 	cb->owner = PKT_POOL;
 	return &slot->skb;
+}
+
+struct sk_buff *pkt_pool_get_lent(struct pkt_cache *c, struct pkt_lender *l)
+{
+	struct sk_buff *skb = pkt_pool_get(c);
+
+	if (skb) {
+		((struct pkt_slot *)(void *)skb)->lender = l;
+		l->lent++;
+	}
+	return skb;
+}
+
+void pkt_cache_settle(struct pkt_cache *c)
+{
+	if (!c->back_n)
+		return;
+	/* release: the lender reuses the bytes only after our reads */
+	atomic_fetch_add_explicit(&c->back_to->returned, c->back_n,
+				  memory_order_release);
+	c->back_to = NULL;
+	c->back_n = 0;
 }
 
 /* Give the pool back all but half a batch: one lock per batch. */
@@ -141,6 +165,14 @@ void pkt_release(struct pkt_cache *c, struct sk_buff *skb)
 		return;
 	}
 	slot = (struct pkt_slot *)(void *)skb;
+	if (slot->lender) {
+		if (slot->lender != c->back_to) {
+			pkt_cache_settle(c);
+			c->back_to = slot->lender;
+		}
+		c->back_n++;
+		slot->lender = NULL;
+	}
 	slot->next = c->list;
 	c->list = slot;
 	if (++c->n >= 2 * POOL_BATCH)
@@ -149,6 +181,7 @@ void pkt_release(struct pkt_cache *c, struct sk_buff *skb)
 
 void pkt_cache_flush(struct pkt_cache *c)
 {
+	pkt_cache_settle(c);
 	if (c->pool)
 		give_back(c, 0);
 }

@@ -13,7 +13,9 @@
 
 #include <textsearch_skb.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tspkt.h"
 
@@ -26,11 +28,36 @@
 
 struct pkt_pool;
 
+/*
+ * Memory that datagrams handed to other threads point into rather than
+ * being copied (the file reader's chunks, capture.c): its owner counts
+ * what it lends, and the threads that release those datagrams count them
+ * back, a batch at a time.  The owner may reuse the memory once the two
+ * counts agree.
+ */
+struct pkt_lender {
+	_Atomic uint64_t returned;
+	/* the owner's count on another cache line: nothing shared per
+	 * datagram */
+	char apart[64 - sizeof(uint64_t)];
+	uint64_t lent;
+};
+
+/* Whether datagrams lent from @l are still held somewhere. */
+static inline bool pkt_lender_busy(struct pkt_lender *l)
+{
+	return l->lent !=
+	       atomic_load_explicit(&l->returned, memory_order_acquire);
+}
+
 /* One thread's slots at hand: zero it and set .pool before use. */
 struct pkt_cache {
 	struct pkt_pool *pool;
 	struct pkt_slot *list;
 	unsigned int n;
+	/* datagrams released here and not yet counted back to their lender */
+	struct pkt_lender *back_to;
+	uint64_t back_n;
 };
 
 struct pkt_pool *pkt_pool_new(void);
@@ -44,9 +71,19 @@ void pkt_pool_free(struct pkt_pool *pool);
  */
 struct sk_buff *pkt_pool_get(struct pkt_cache *c);
 
+/*
+ * A slot whose buffer will wrap bytes lent by @l (pkt_skb_wrap()) instead
+ * of holding a copy: counted as lent, and counted back when released.
+ */
+struct sk_buff *pkt_pool_get_lent(struct pkt_cache *c, struct pkt_lender *l);
+
 /* Give a buffer back as its cb's owner says: to the pool, to kfree_skb(),
  * or nowhere (borrowed). */
 void pkt_release(struct pkt_cache *c, struct sk_buff *skb);
+
+/* Count the lent datagrams released through @c back to their lender: after
+ * each batch, so that a thread about to wait holds no memory back. */
+void pkt_cache_settle(struct pkt_cache *c);
 
 /* Hand a thread's cached slots back to the pool (before it ends). */
 void pkt_cache_flush(struct pkt_cache *c);
