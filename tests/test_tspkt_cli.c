@@ -1755,8 +1755,7 @@ static void test_lent_frames(void **state)
 		assert_int_equal(counter(&r, "classified", "classified"), n);
 		child_result_free(&r);
 		/* and the usual way, the reader classifying some itself */
-		run_tspkt(&r, "-j", jobs[j], "-r", "lent.pcap", "needle",
-			  NULL);
+		run_tspkt(&r, "-j", jobs[j], "-r", "lent.pcap", "needle", NULL);
 		expect_status(&r, 0);
 		assert_string_equal(r.out, ref.out);
 		child_result_free(&r);

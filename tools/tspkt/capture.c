@@ -61,13 +61,13 @@ struct file_reader {
 	bool nsec;    /* nanosecond time stamps */
 	bool eof;
 	int fd;
-	uint32_t snapshot; /* libpcap's, which it holds records to */
+	uint32_t snapshot;	   /* libpcap's, which it holds records to */
 	struct read_chunk *chunk;  /* the one read to now */
 	struct read_chunk *chunks; /* all of them, linked through ->next */
 	uint8_t *buf;		   /* chunk->buf */
-	size_t have;	 /* bytes in buf */
-	size_t pos;	 /* the next record's offset in buf */
-	off_t at;	 /* buf[0]'s offset in the file */
+	size_t have;		   /* bytes in buf */
+	size_t pos;		   /* the next record's offset in buf */
+	off_t at;		   /* buf[0]'s offset in the file */
 	int64_t read_ns; /* spent in read(2), for the costs in capture.c */
 };
 
