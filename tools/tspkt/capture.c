@@ -356,25 +356,17 @@ static struct read_chunk *free_chunk(struct file_reader *fr,
  * to another chunk while datagrams point into this one. */
 static void file_reader_fill(struct file_reader *fr)
 {
+	const uint8_t *unread = fr->buf + fr->pos;
 	int64_t t0 = now_ns();
 	ssize_t n;
 
-	if (pkt_lender_busy(&fr->chunk->lender)) {
-		struct read_chunk *k = free_chunk(fr, fr->chunk);
-
-		if (k != fr->chunk) {
-			memcpy(k->buf, fr->buf + fr->pos, fr->have - fr->pos);
-			fr->chunk = k;
-			fr->buf = k->buf;
-			fr->at += (off_t)fr->pos;
-			fr->have -= fr->pos;
-			fr->pos = 0;
-		}
-	}
-	memmove(fr->buf, fr->buf + fr->pos, fr->have - fr->pos);
+	if (pkt_lender_busy(&fr->chunk->lender))
+		fr->chunk = free_chunk(fr, fr->chunk);
 	fr->at += (off_t)fr->pos;
 	fr->have -= fr->pos;
 	fr->pos = 0;
+	memmove(fr->chunk->buf, unread, fr->have);
+	fr->buf = fr->chunk->buf;
 	do
 		n = pread(fr->fd, fr->buf + fr->have, READ_CHUNK,
 			  fr->at + (off_t)fr->have);
