@@ -97,6 +97,11 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #endif
 
 #define LIT_SHORT 10u
+/* the longest write lit_quick() unrolls */
+#define LIT_QUICK 16u
+/* the longest write lit_first_candidates() takes: past about 1 KiB the
+ * aligned loads of lit_scan() cost less than its setup (in cache) */
+#define LIT_FAST_MAX 768u
 /* verify bytes allowed per byte scanned, and a slack */
 #define LIT_WORK 4u
 #define LIT_SLACK 256u
@@ -169,8 +174,20 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 		by_value[t->folded[i]] |= 1ull << i;
 	}
 	/* a byte matches where its folded value is the pattern's */
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < 256; i++) {
 		t->mask[i] = by_value[t->fold[i]];
+		t->kill[i] = ~t->mask[i] & (~0ull >> (64 - m));
+	}
+	t->hit = ~0ull << (m - 1);
+	/* the writes the automaton would take anyway (lit_next()), as far
+	 * as a match's bit, shifted on by the bytes after it, stays in the
+	 * word (lit_quick()) */
+	t->quick_max = (m > LIT_SHORT ? m : LIT_SHORT) - 1;
+	if (t->quick_max > 65 - m)
+		t->quick_max = 65 - m;
+	if (t->quick_max > LIT_QUICK)
+		t->quick_max = LIT_QUICK;
+	t->quick_tail = m - 1 <= LIT_QUICK;
 	rb_choose_positions(t->folded, m, t->icase, &t->i1, &t->i2);
 	t->c1 = t->folded[t->i1];
 	t->c2 = t->folded[t->i2];
@@ -459,12 +476,62 @@ static int lit_bitap(struct lit *l, const struct ts_stream_input *in,
 	return 0;
 }
 
+/*
+ * The automaton's state after the @n bytes at @s (1 <= n <= t->quick_max)
+ * from state @d, the bytes taken all at once rather than one after the
+ * other.  A step is d = ((d << 1) | 1) & mask[c]; after n of them, bit b
+ * is set when bit b - n of d was (or b < n) and each s[j] matches pattern
+ * byte b - (n - 1 - j) where that is one.  In complement that is an OR of
+ * terms that do not wait on each other:
+ *
+ *   ~d_n = (~d << n) | OR_j kill[s[j]] << (n - 1 - j).
+ *
+ * kill has no bits past the pattern's, so a match ending at s[j] leaves
+ * bit m - 1 + (n - 1 - j) set (at most m + n - 2 <= 63, which quick_max
+ * keeps): any bit in t->hit says that a match ended in the write.
+ */
+static inline __attribute__((always_inline)) uint64_t
+lit_quick(const struct lit_tab *t, uint64_t d, const u8 *s, size_t n)
+{
+	const u8 *e = s + n;
+	uint64_t a = ~d << n, b = 0;
+
+	/* unrolled, shifts by constants, two chains of ORs for the ports */
+	switch (n) {
+#define LIT_TERM(i, acc)                            \
+	case i:                                     \
+		acc |= t->kill[e[-(i)]] << ((i)-1); \
+		__attribute__((fallthrough));
+		LIT_TERM(16, b)
+		LIT_TERM(15, a)
+		LIT_TERM(14, b)
+		LIT_TERM(13, a)
+		LIT_TERM(12, b)
+		LIT_TERM(11, a)
+		LIT_TERM(10, b)
+		LIT_TERM(9, a)
+		LIT_TERM(8, b)
+		LIT_TERM(7, a)
+		LIT_TERM(6, b)
+		LIT_TERM(5, a)
+		LIT_TERM(4, b)
+		LIT_TERM(3, a)
+		LIT_TERM(2, b)
+		LIT_TERM(1, a)
+#undef LIT_TERM
+	default:
+		break;
+	}
+	return ~(a | b);
+}
+
 #if LIT_X86
 /* only ever called where literal_native() said yes */
 LIT_TARGET
 #endif
-static int lit_next(struct ts_config *conf, void *state,
-		    const struct ts_stream_input *in, struct ts_match *m)
+static __attribute__((noinline)) int
+lit_next_slow(struct ts_config *conf, void *state,
+	      const struct ts_stream_input *in, struct ts_match *m)
 {
 	struct lit *l = state;
 	const size_t n = in->len;
@@ -534,6 +601,96 @@ scan : {
 	}
 	l->phase = LIT_IDLE;
 	return 0;
+}
+
+#if LIT_X86
+LIT_TARGET /* as lit_next_slow() */
+#endif
+#if LIT_X86
+	/* The first of the starts 0, 64, 128, ... of a write of @n bytes
+ * (n >= m) from which 64 starts hold a candidate of the filter, or @n
+ * when none does.  Unaligned loads: a short write is in the cache. */
+	static inline LIT_TARGET size_t
+	lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n)
+{
+	const __m512i c1 = _mm512_set1_epi8((char)t->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)t->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)t->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)t->or2);
+	const size_t starts = n - t->m + 1;
+	size_t p = 0;
+
+	for (; p + 64 <= starts; p += 64) {
+		if (_mm512_cmpeq_epi8_mask(
+			    _mm512_or_si512(_mm512_loadu_si512(s + t->i1 + p),
+					    o1),
+			    c1) &
+		    _mm512_cmpeq_epi8_mask(
+			    _mm512_or_si512(_mm512_loadu_si512(s + t->i2 + p),
+					    o2),
+			    c2))
+			return p;
+	}
+	if (p < starts) {
+		__mmask64 in = _bzhi_u64(~0ull, (unsigned int)(starts - p));
+
+		if (_mm512_mask_cmpeq_epi8_mask(
+			    in,
+			    _mm512_or_si512(
+				    _mm512_maskz_loadu_epi8(in, s + t->i1 + p),
+				    o1),
+			    c1) &
+		    _mm512_mask_cmpeq_epi8_mask(
+			    in,
+			    _mm512_or_si512(
+				    _mm512_maskz_loadu_epi8(in, s + t->i2 + p),
+				    o2),
+			    c2))
+			return p;
+	}
+	return n;
+}
+
+LIT_TARGET /* as lit_next_slow() */
+#endif
+	static int
+	lit_next(struct ts_config *conf, void *state,
+		 const struct ts_stream_input *in, struct ts_match *m)
+{
+	struct lit *l = state;
+	const struct lit_tab *t = l->t;
+	const size_t n = in->len;
+
+	/* Two common writes take a few cycles here, the rest go the long
+	 * way.  A short one in which no match ends: the state is all it
+	 * changes. */
+	if (l->phase != LIT_IDLE || in->end)
+		return lit_next_slow(conf, state, in, m);
+	if (n - 1 < t->quick_max) {
+		uint64_t d = lit_quick(t, l->state, in->data, n);
+
+		if (!(d & t->hit)) {
+			l->state = d;
+			return 0;
+		}
+	}
+#if LIT_X86
+	/* A write that no match begun earlier runs into: where no start
+	 * is a candidate the state is that of the last m - 1 bytes alone,
+	 * else the long way goes on from the first candidates. */
+	else if (t->quick_tail && !l->state && n >= t->m && n <= LIT_FAST_MAX) {
+		size_t p = lit_first_candidates(t, in->data, n);
+
+		if (p == n) {
+			l->state = lit_quick(t, 0, in->data + n - (t->m - 1),
+					     t->m - 1);
+			return 0;
+		}
+		l->phase = LIT_SCAN;
+		l->pos = p;
+	}
+#endif
+	return lit_next_slow(conf, state, in, m);
 }
 
 const struct ts_stream_ops ts_rarebyte_stream_ops = {

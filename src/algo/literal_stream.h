@@ -16,6 +16,10 @@
 
 struct lit_tab {
 	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
+	uint64_t kill[256]; /* ~mask within the pattern's m bits */
+	uint64_t hit;	    /* bits m - 1 up: a match ended (lit_quick()) */
+	size_t quick_max;   /* the longest write lit_quick() takes */
+	bool quick_tail;    /* and it takes the last m - 1 bytes */
 	u8 fold[256];
 	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
 	unsigned int m, i1, i2;
