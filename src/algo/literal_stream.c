@@ -179,14 +179,9 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 		t->kill[i] = ~t->mask[i] & (~0ull >> (64 - m));
 	}
 	t->hit = ~0ull << (m - 1);
-	/* the writes the automaton would take anyway (lit_next()), as far
-	 * as a match's bit, shifted on by the bytes after it, stays in the
-	 * word (lit_quick()) */
-	t->quick_max = (m > LIT_SHORT ? m : LIT_SHORT) - 1;
-	if (t->quick_max > 65 - m)
-		t->quick_max = 65 - m;
-	if (t->quick_max > LIT_QUICK)
-		t->quick_max = LIT_QUICK;
+	/* as far as a match's bit, shifted on by the bytes after it, stays
+	 * in the word (lit_quick()) */
+	t->quick_max = 65 - m < LIT_QUICK ? 65 - m : LIT_QUICK;
 	t->quick_tail = m - 1 <= LIT_QUICK;
 	rb_choose_positions(t->folded, m, t->icase, &t->i1, &t->i2);
 	t->c1 = t->folded[t->i1];

@@ -80,6 +80,21 @@ struct td_pat {
 
 struct teddy;
 
+/* A stream's short writes, up to TD_QUICK_PATTERNS patterns of up to 32
+ * bytes: each pattern's shift-and automaton in a 32-bit lane of a vector
+ * (tds_quick()).  Lanes past the set's stay 0. */
+#define TD_QUICK_PATTERNS 8u
+#define TD_QUICK_LONGEST 32u
+#define TD_QUICK_WRITE 16u /* the longest write tds_quick() unrolls */
+struct td_quick {
+	/* lane i: the bits of pattern i's positions that byte c does not
+	 * match, none past the pattern (all for lanes past the set) */
+	uint32_t kill[256][TD_QUICK_PATTERNS];
+	uint32_t hit[TD_QUICK_PATTERNS];  /* bits len - 1 up: it matched */
+	uint32_t live[TD_QUICK_PATTERNS]; /* bits below len - 1 */
+	size_t max;			  /* the longest write taken */
+};
+
 /* What a search is looking for, and the best occurrence so far. */
 struct td_ctx {
 	struct ts_set_best best;
@@ -115,6 +130,7 @@ struct teddy {
 	u8 *bytes;    /* the patterns, folded */
 	u8 *pattern0; /* pattern 0 as given, for get_pattern */
 	unsigned int len0;
+	struct td_quick *quick; /* short writes to a stream, or NULL */
 };
 
 /* ---- verification ----------------------------------------------------- */
@@ -791,6 +807,38 @@ static int td_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* t->quick's tables for the patterns in t->pat (lane i: pat[i]). */
+static void td_quick_fill(const struct teddy *t)
+{
+	struct td_quick *q = t->quick;
+	unsigned int i, j, c;
+
+	memset(q->hit, 0, sizeof(q->hit));
+	memset(q->live, 0, sizeof(q->live));
+	memset(q->kill, 0xFF, sizeof(q->kill));
+	q->max = TD_QUICK_WRITE;
+	for (i = 0; i < t->count; i++) {
+		const struct td_pat *p = &t->pat[i];
+		const u8 *pb = t->bytes + p->off;
+		uint32_t in = ~0u >> (32 - p->len);
+
+		for (c = 0; c < 256; c++) {
+			uint32_t match = 0;
+
+			for (j = 0; j < p->len; j++)
+				if (t->fold[c] == pb[j])
+					match |= 1u << j;
+			q->kill[c][i] = ~match & in;
+		}
+		q->hit[i] = ~0u << (p->len - 1);
+		q->live[i] = ~q->hit[i];
+		/* a match's bit, shifted on by the bytes after it, stays
+		 * in the lane (tds_quick()) */
+		if (q->max > 33 - p->len)
+			q->max = 33 - p->len;
+	}
+}
+
 static struct ts_config *td_init_level(const void *const *patterns,
 				       const unsigned int *lens,
 				       unsigned int count, gfp_t gfp_mask,
@@ -800,7 +848,9 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	struct teddy *t;
 	struct td_sort *order;
 	size_t payload, bytes = 0, off = 0;
-	unsigned int i, j, b, x;
+	unsigned int i, j, b, x, longest = 0;
+	enum td_level level;
+	bool quick;
 
 	if (count > TD_MAX_PATTERNS) {
 		ts_fail(-EINVAL,
@@ -809,13 +859,21 @@ static struct ts_config *td_init_level(const void *const *patterns,
 			count, TD_MAX_PATTERNS);
 		return ERR_PTR(-EINVAL);
 	}
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
 		if (!ts_size_add(bytes, lens[i], &bytes))
 			return ERR_PTR(-EINVAL);
+		if (lens[i] > longest)
+			longest = lens[i];
+	}
+	level = td_level_for(wanted);
+	quick = TD_X86 && level >= TD_AVX2 && count <= TD_QUICK_PATTERNS &&
+		longest <= TD_QUICK_LONGEST;
 	if (bytes > UINT32_MAX ||
 	    !ts_size_add(sizeof(*t), count * sizeof(struct td_pat), &payload) ||
 	    !ts_size_add(payload, bytes, &payload) ||
-	    !ts_size_add(payload, lens[0], &payload))
+	    !ts_size_add(payload, lens[0], &payload) ||
+	    !ts_size_add(payload, quick ? sizeof(struct td_quick) + 63 : 0,
+			 &payload))
 		return ERR_PTR(-EINVAL);
 	order = malloc(count * sizeof(*order));
 	if (!order)
@@ -927,8 +985,14 @@ static struct ts_config *td_init_level(const void *const *patterns,
 							  t->hi[1][j][x >> 4])
 								 << 8) :
 					      0xFFFF;
-	t->level = td_level_for(wanted);
+	t->level = level;
 	t->scan = td_scans[t->level][t->nbuckets > 8];
+	if (quick) {
+		uintptr_t at = (uintptr_t)(t->pattern0 + lens[0]);
+
+		t->quick = (struct td_quick *)((at + 63) & ~(uintptr_t)63);
+		td_quick_fill(t);
+	}
 	return conf;
 }
 
@@ -1010,6 +1074,15 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
  * lie in the write, then its last longest - 1 starts, whose occurrences
  * are final only before what td_keep keeps.  A shorter write is appended
  * to the carried bytes and searched there as one region.
+ *
+ * Sets of up to 8 patterns of up to 32 bytes (t->quick) have a faster way
+ * for the writes in which no match ends: each pattern's shift-and
+ * automaton in a lane of a vector, stepped over a write of up to 16 bytes
+ * at once (tds_quick()), over longer writes around the scan
+ * (tds_long_write()); the carried bytes are copied to a small ring and
+ * only put back into buf when the long way needs them (tds_unlazy()).
+ * Such a write costs some 4 ns, where the long way's copies and phases
+ * cost 20 to 30.
  */
 
 /* starts per call of the scan, so that positions fit its 32-bit offsets */
@@ -1027,7 +1100,16 @@ struct tds {
 	unsigned char phase;
 	size_t hlen; /* carried bytes in buf */
 	size_t blen; /* with the write's bytes appended */
-	u8 buf[];    /* longest - 1 carried, then tds_room() */
+	/* With t->quick: the automata's states complemented (as tds_step()
+	 * takes them), when @dvalid.  While @lazy the carried bytes are not
+	 * in buf but the last ones of @ring, ending at stream offset @qend:
+	 * stream byte o at ring[o % 64] and ring[o % 64 + 64] (tds_ring()),
+	 * with a write's slack past them. */
+	uint32_t nd[TD_QUICK_PATTERNS];
+	uint64_t qend;
+	bool dvalid, lazy;
+	u8 ring[128 + TD_QUICK_WRITE];
+	u8 buf[]; /* longest - 1 carried, then tds_room() */
 };
 
 /* A write of up to this many bytes is appended to the carried bytes and
@@ -1203,10 +1285,236 @@ static void tds_carry(struct tds *st, const u8 *r, uint64_t rbase, size_t n)
 	memmove(st->buf, r + (from - rbase), st->hlen);
 	st->hbase = from;
 	st->phase = TDS_IDLE;
+	st->dvalid = false;
 }
 
-static int tds_next(struct ts_config *conf, void *state,
-		    const struct ts_stream_input *in, struct ts_match *m)
+#if TD_X86
+/* st->nd from the carried bytes (the starts before them begin nothing):
+ * false if an occurrence lies in them, as one may wait there on a longer
+ * pattern to be decided, which only the long way settles. */
+TD_TARGET_AVX2 static bool tds_quick_state(const struct teddy *t,
+					   struct tds *st)
+{
+	const struct td_quick *q = t->quick;
+	const __m256i live = _mm256_loadu_si256((const void *)q->live);
+	const __m256i one = _mm256_set1_epi32(1);
+	__m256i d = _mm256_setzero_si256(), seen = d;
+
+	for (size_t i = 0; i < st->hlen; i++) {
+		d = _mm256_andnot_si256(
+			_mm256_loadu_si256((const void *)q->kill[st->buf[i]]),
+			_mm256_or_si256(_mm256_slli_epi32(d, 1), one));
+		seen = _mm256_or_si256(seen, d);
+		d = _mm256_and_si256(d, live);
+	}
+	if (!_mm256_testz_si256(seen, _mm256_loadu_si256((const void *)q->hit)))
+		return false;
+	_mm256_storeu_si256((void *)st->nd,
+			    _mm256_andnot_si256(d, _mm256_set1_epi32(-1)));
+	st->dvalid = true;
+	return true;
+}
+
+/* @n bytes, 1 to 16, from @src to @dst: two copies that may overlap, of
+ * fixed sizes. */
+static TD_INLINE void tds_copy16(u8 *dst, const u8 *src, size_t n)
+{
+	uint64_t a, b;
+	uint32_t c, d;
+	uint16_t e, f;
+
+	if (n >= 8) {
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	} else if (n >= 4) {
+		memcpy(&c, src, 4);
+		memcpy(&d, src + n - 4, 4);
+		memcpy(dst, &c, 4);
+		memcpy(dst + n - 4, &d, 4);
+	} else if (n >= 2) {
+		memcpy(&e, src, 2);
+		memcpy(&f, src + n - 2, 2);
+		memcpy(dst, &e, 2);
+		memcpy(dst + n - 2, &f, 2);
+	} else {
+		*dst = *src;
+	}
+}
+
+/*
+ * The automata of all the patterns over the @n bytes (0 to 16, n + the
+ * longest <= 33) that end at @e, from their complemented states @nd, the
+ * bytes taken at once rather than one after the other.  As in
+ * literal_stream.c's lit_quick(), after n bytes
+ *
+ *   ~d_n = (~d << n) | OR_j kill[s[j]] << (n - 1 - j)
+ *
+ * lane by lane; a bit of q->hit missing from ~d_n says that a match ended.
+ */
+TD_TARGET_AVX2 static TD_INLINE __m256i tds_step(const struct td_quick *q,
+						 __m256i nd, const u8 *e,
+						 size_t n)
+{
+	__m256i a = _mm256_sll_epi32(nd, _mm_cvtsi64_si128((long long)n));
+	__m256i b = _mm256_setzero_si256();
+
+	/* unrolled, shifts by constants, two chains of ORs for the ports */
+	switch (n) {
+#define TDS_TERM(i, acc)                                                      \
+	case i:                                                               \
+		acc = _mm256_or_si256(                                        \
+			acc, _mm256_slli_epi32(                               \
+				     _mm256_loadu_si256(                      \
+					     (const void *)q->kill[e[-(i)]]), \
+				     (i)-1));                                 \
+		__attribute__((fallthrough));
+		TDS_TERM(16, b)
+		TDS_TERM(15, a)
+		TDS_TERM(14, b)
+		TDS_TERM(13, a)
+		TDS_TERM(12, b)
+		TDS_TERM(11, a)
+		TDS_TERM(10, b)
+		TDS_TERM(9, a)
+		TDS_TERM(8, b)
+		TDS_TERM(7, a)
+		TDS_TERM(6, b)
+		TDS_TERM(5, a)
+		TDS_TERM(4, b)
+		TDS_TERM(3, a)
+		TDS_TERM(2, b)
+		TDS_TERM(1, a)
+#undef TDS_TERM
+	default:
+		break;
+	}
+	return _mm256_or_si256(a, b);
+}
+
+/* Whether @nd (tds_step()) holds a match's end. */
+TD_TARGET_AVX2 static TD_INLINE bool tds_hit(const struct td_quick *q,
+					     __m256i nd)
+{
+	return !_mm256_testc_si256(nd,
+				   _mm256_loadu_si256((const void *)q->hit));
+}
+
+/* The @n bytes (1 to 16) at stream offset @at into the ring. */
+static TD_INLINE void tds_ring(struct tds *st, const u8 *s, uint64_t at,
+			       size_t n)
+{
+	size_t r = (size_t)(at % 64);
+
+	tds_copy16(st->ring + r, s, n);
+	tds_copy16(st->ring + r + 64, s, n);
+}
+
+/* A write of 1 to q->max bytes in which no match ends, in a few cycles:
+ * the automata (st->dvalid) step over it and its bytes go to the ring;
+ * false (nothing changed) where a match ends. */
+TD_TARGET_AVX2 static TD_INLINE bool tds_quick(const struct teddy *t,
+					       struct tds *st,
+					       const struct ts_stream_input *in)
+{
+	const struct td_quick *q = t->quick;
+	const size_t n = in->len;
+	__m256i nd;
+
+	nd = tds_step(q, _mm256_loadu_si256((const void *)st->nd),
+		      (const u8 *)in->data + n, n);
+	if (tds_hit(q, nd))
+		return false;
+	_mm256_storeu_si256((void *)st->nd, nd);
+	if (!st->lazy) {
+		/* the carried bytes into the ring first */
+		for (size_t i = 0; i < st->hlen; i++) {
+			size_t r = (size_t)((st->hbase + i) % 64);
+
+			st->ring[r] = st->ring[r + 64] = st->buf[i];
+		}
+		st->lazy = true;
+	}
+	tds_ring(st, in->data, in->offset, n);
+	st->qend = in->offset + n;
+	return true;
+}
+
+/*
+ * A longer write (patterns of up to 17 bytes, T = longest - 1): the
+ * starts in the carried bytes are settled by its first T bytes
+ * (tds_step()), those whose windows lie in it by the scan, its last T
+ * by tds_step() again.  True when no match ends in it: the state is
+ * then the automata and its last T bytes, in the ring.  Else false, with
+ * the carried bytes dropped and the long way to go on from the first
+ * start that may have an occurrence.
+ */
+TD_TARGET_AVX2 static __attribute__((noinline)) bool
+tds_long_write(const struct ts_config *conf, const struct teddy *t,
+	       struct tds *st, const struct ts_stream_input *in)
+{
+	const struct td_quick *q = t->quick;
+	const size_t n = in->len, T = t->longest - 1;
+	const u8 *s = in->data;
+	const __m256i none = _mm256_set1_epi32(-1); /* ~0: no automaton on */
+	struct td_ctx ctx = { .overlap = conf->flags & TS_OVERLAP };
+	__m256i nd;
+	size_t from;
+
+	nd = _mm256_loadu_si256((const void *)st->nd); /* st->dvalid */
+	if (!_mm256_testc_si256(nd, none) &&
+	    tds_hit(q, tds_step(q, nd, s + T, T)))
+		return false;
+	if (t->scan(t, s, 0, n - t->longest, 0, &ctx)) {
+		from = ctx.best.start;
+	} else {
+		nd = tds_step(q, none, s + n, T);
+		if (!tds_hit(q, nd)) {
+			_mm256_storeu_si256((void *)st->nd, nd);
+			if (T)
+				tds_ring(st, s + n - T, in->offset + n - T, T);
+			st->qend = in->offset + n;
+			st->lazy = true;
+			return true;
+		}
+		from = n - T;
+	}
+	st->hlen = 0;
+	st->hbase = st->kstart = in->offset;
+	st->resume = in->offset + from;
+	st->have_prev = false;
+	st->lazy = false;
+	st->dvalid = false;
+	return false;
+}
+
+/* The carried bytes back into buf: those from the longest prefix of a
+ * pattern that the stream ends with, as tds_carry() keeps them. */
+static void tds_unlazy(const struct teddy *t, struct tds *st)
+{
+	uint32_t any = 0;
+	size_t len, end = (size_t)(st->qend % 64) + 64;
+	uint64_t from;
+
+	/* bit j: a prefix of j + 1 bytes (none past a pattern's own, as no
+	 * match ended) */
+	for (unsigned int i = 0; i < TD_QUICK_PATTERNS; i++)
+		any |= ~st->nd[i] & t->quick->live[i];
+	len = any ? 32 - (size_t)__builtin_clz(any) : 0;
+	from = st->qend - len;
+	memcpy(st->buf, st->ring + end - len, len);
+	if (st->have_prev && st->prev_start != from)
+		st->have_prev = false;
+	st->resume = st->kstart = st->hbase = from;
+	st->hlen = len;
+	st->lazy = false;
+}
+#endif
+
+static __attribute__((noinline)) int
+tds_next_slow(struct ts_config *conf, void *state,
+	      const struct ts_stream_input *in, struct ts_match *m)
 {
 	const struct teddy *t = ts_config_priv(conf);
 	struct tds *st = state;
@@ -1308,9 +1616,61 @@ static int tds_next(struct ts_config *conf, void *state,
 		default:
 			st->hlen = 0;
 			st->phase = TDS_IDLE;
+			st->dvalid = false;
 			return 0;
 		}
 	}
+}
+
+#if TD_X86
+/* tds_next_quick() for what tds_quick() does not take. */
+TD_TARGET_AVX2 static __attribute__((noinline)) int
+tds_next_rest(struct ts_config *conf, void *state,
+	      const struct ts_stream_input *in, struct ts_match *m)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	struct tds *st = state;
+
+	if (st->phase == TDS_IDLE && !in->end &&
+	    (st->dvalid || tds_quick_state(t, st))) {
+		if (in->len - 1 < t->quick->max) {
+			if (tds_quick(t, st, in))
+				return 0;
+		} else if (t->longest - 1 <= t->quick->max &&
+			   in->len <= TDS_CHUNK &&
+			   tds_long_write(conf, t, st, in)) {
+			return 0;
+		}
+	}
+	if (st->lazy)
+		tds_unlazy(t, st);
+	return tds_next_slow(conf, state, in, m);
+}
+
+/* tds_next() where t->quick is set: a short write with the automata at
+ * hand costs a few cycles, without a frame. */
+TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
+					 const struct ts_stream_input *in,
+					 struct ts_match *m)
+{
+	const struct teddy *t = ts_config_priv(conf);
+	struct tds *st = state;
+
+	if (st->phase == TDS_IDLE && !in->end && st->dvalid &&
+	    in->len - 1 < t->quick->max && tds_quick(t, st, in))
+		return 0;
+	return tds_next_rest(conf, state, in, m);
+}
+#endif
+
+static int tds_next(struct ts_config *conf, void *state,
+		    const struct ts_stream_input *in, struct ts_match *m)
+{
+#if TD_X86
+	if (((const struct teddy *)ts_config_priv(conf))->quick)
+		return tds_next_quick(conf, state, in, m);
+#endif
+	return tds_next_slow(conf, state, in, m);
 }
 
 static const struct ts_stream_ops td_stream_ops = {
