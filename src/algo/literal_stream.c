@@ -94,6 +94,7 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 	__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi,bmi2")))
 #else
 #define LIT_X86 0
+#define LIT_TARGET
 #endif
 
 #define LIT_SHORT 10u
@@ -179,9 +180,15 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 		t->kill[i] = ~t->mask[i] & (~0ull >> (64 - m));
 	}
 	t->hit = ~0ull << (m - 1);
-	/* as far as a match's bit, shifted on by the bytes after it, stays
-	 * in the word (lit_quick()) */
-	t->quick_max = 65 - m < LIT_QUICK ? 65 - m : LIT_QUICK;
+	/* the writes the automaton would take anyway (lit_next()), as far
+	 * as a match's bit, shifted on by the bytes after it, stays in the
+	 * word (lit_quick()); a longer one costs less through
+	 * lit_first_candidates() */
+	t->quick_max = (m > LIT_SHORT ? m : LIT_SHORT) - 1;
+	if (t->quick_max > 65 - m)
+		t->quick_max = 65 - m;
+	if (t->quick_max > LIT_QUICK)
+		t->quick_max = LIT_QUICK;
 	t->quick_tail = m - 1 <= LIT_QUICK;
 	rb_choose_positions(t->folded, m, t->icase, &t->i1, &t->i2);
 	t->c1 = t->folded[t->i1];
@@ -520,11 +527,8 @@ lit_quick(const struct lit_tab *t, uint64_t d, const u8 *s, size_t n)
 	return ~(a | b);
 }
 
-#if LIT_X86
 /* only ever called where literal_native() said yes */
-LIT_TARGET
-#endif
-static __attribute__((noinline)) int
+LIT_TARGET static __attribute__((noinline)) int
 lit_next_slow(struct ts_config *conf, void *state,
 	      const struct ts_stream_input *in, struct ts_match *m)
 {
@@ -599,58 +603,49 @@ scan : {
 }
 
 #if LIT_X86
-LIT_TARGET /* as lit_next_slow() */
-#endif
-#if LIT_X86
-	/* The first of the starts 0, 64, 128, ... of a write of @n bytes
+/* The filter over the 64 starts from s[p] (@in of them): its candidates.
+ * @icase a constant, for the ORs that fold. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
+	   bool icase)
+{
+	__m512i a = _mm512_maskz_loadu_epi8(in, s + t->i1 + p);
+	__m512i b = _mm512_maskz_loadu_epi8(in, s + t->i2 + p);
+
+	if (icase) {
+		a = _mm512_or_si512(a, _mm512_set1_epi8((char)t->or1));
+		b = _mm512_or_si512(b, _mm512_set1_epi8((char)t->or2));
+	}
+	return _mm512_mask_cmpeq_epi8_mask(
+		_mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8((char)t->c1)), b,
+		_mm512_set1_epi8((char)t->c2));
+}
+
+/* The first of the starts 0, 64, 128, ... of a write of @n bytes
  * (n >= m) from which 64 starts hold a candidate of the filter, or @n
  * when none does.  Unaligned loads: a short write is in the cache. */
-	static inline LIT_TARGET size_t
-	lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n)
+static inline __attribute__((always_inline)) LIT_TARGET size_t
+lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
 {
-	const __m512i c1 = _mm512_set1_epi8((char)t->c1);
-	const __m512i c2 = _mm512_set1_epi8((char)t->c2);
-	const __m512i o1 = _mm512_set1_epi8((char)t->or1);
-	const __m512i o2 = _mm512_set1_epi8((char)t->or2);
 	const size_t starts = n - t->m + 1;
 	size_t p = 0;
 
-	for (; p + 64 <= starts; p += 64) {
-		if (_mm512_cmpeq_epi8_mask(
-			    _mm512_or_si512(_mm512_loadu_si512(s + t->i1 + p),
-					    o1),
-			    c1) &
-		    _mm512_cmpeq_epi8_mask(
-			    _mm512_or_si512(_mm512_loadu_si512(s + t->i2 + p),
-					    o2),
-			    c2))
+	for (; p + 64 <= starts; p += 64)
+		if (lit_filter(t, s, p, ~0ull, icase))
 			return p;
-	}
-	if (p < starts) {
-		__mmask64 in = _bzhi_u64(~0ull, (unsigned int)(starts - p));
-
-		if (_mm512_mask_cmpeq_epi8_mask(
-			    in,
-			    _mm512_or_si512(
-				    _mm512_maskz_loadu_epi8(in, s + t->i1 + p),
-				    o1),
-			    c1) &
-		    _mm512_mask_cmpeq_epi8_mask(
-			    in,
-			    _mm512_or_si512(
-				    _mm512_maskz_loadu_epi8(in, s + t->i2 + p),
-				    o2),
-			    c2))
-			return p;
-	}
+	if (p < starts &&
+	    lit_filter(t, s, p, _bzhi_u64(~0ull, (unsigned int)(starts - p)),
+		       icase))
+		return p;
 	return n;
 }
 
-LIT_TARGET /* as lit_next_slow() */
 #endif
-	static int
-	lit_next(struct ts_config *conf, void *state,
-		 const struct ts_stream_input *in, struct ts_match *m)
+
+/* only ever called where literal_native() said yes */
+LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
+			       const struct ts_stream_input *in,
+			       struct ts_match *m)
 {
 	struct lit *l = state;
 	const struct lit_tab *t = l->t;
@@ -674,7 +669,9 @@ LIT_TARGET /* as lit_next_slow() */
 	 * is a candidate the state is that of the last m - 1 bytes alone,
 	 * else the long way goes on from the first candidates. */
 	else if (t->quick_tail && !l->state && n >= t->m && n <= LIT_FAST_MAX) {
-		size_t p = lit_first_candidates(t, in->data, n);
+		size_t p = t->or1 | t->or2 ?
+				   lit_first_candidates(t, in->data, n, true) :
+				   lit_first_candidates(t, in->data, n, false);
 
 		if (p == n) {
 			l->state = lit_quick(t, 0, in->data + n - (t->m - 1),
