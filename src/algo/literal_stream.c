@@ -268,6 +268,24 @@ static const u8 lit_iota[64] = {
 	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
 
+/* The filter over the 64 starts from s[p] (@in of them): its candidates.
+ * @icase a constant, for the ORs that fold. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
+	   bool icase)
+{
+	__m512i a = _mm512_maskz_loadu_epi8(in, s + t->i1 + p);
+	__m512i b = _mm512_maskz_loadu_epi8(in, s + t->i2 + p);
+
+	if (icase) {
+		a = _mm512_or_si512(a, _mm512_set1_epi8((char)t->or1));
+		b = _mm512_or_si512(b, _mm512_set1_epi8((char)t->or2));
+	}
+	return _mm512_mask_cmpeq_epi8_mask(
+		_mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8((char)t->c1)), b,
+		_mm512_set1_epi8((char)t->c2));
+}
+
 /*
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
  * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()).
@@ -280,15 +298,16 @@ static const u8 lit_iota[64] = {
  * whole next block take unaligned and masked loads.
  */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
-lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
+lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
+	 bool icase)
 {
-	const size_t last = n - l->t->m;
-	const __m512i c1 = _mm512_set1_epi8((char)l->t->c1);
-	const __m512i c2 = _mm512_set1_epi8((char)l->t->c2);
-	const __m512i o1 = _mm512_set1_epi8((char)l->t->or1);
-	const __m512i o2 = _mm512_set1_epi8((char)l->t->or2);
-	const __m512i pat = _mm512_loadu_si512(l->t->folded);
-	const u8 *a = s + l->t->i1, *b = s + l->t->i2;
+	const struct lit_tab *t = l->t;
+	const size_t last = n - t->m;
+	const __m512i c1 = _mm512_set1_epi8((char)t->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)t->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)t->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)t->or2);
+	const __m512i pat = _mm512_loadu_si512(t->folded);
 	size_t p = from, spent = 0, r, mis;
 	__mmask64 k;
 
@@ -297,20 +316,9 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 	mis = (uintptr_t)(s + p) & 63;
 	if (mis && p + 128 + (64 - mis) <= n) {
 		/* the starts up to the first aligned one */
-		__mmask64 in = _bzhi_u64(~0ull, (unsigned int)(64 - mis));
-
-		/* both loads under @in: the second must not wait for the
-		 * first's compare */
-		k = _mm512_mask_cmpeq_epi8_mask(
-			    in,
-			    _mm512_or_si512(_mm512_maskz_loadu_epi8(in, a + p),
-					    o1),
-			    c1) &
-		    _mm512_mask_cmpeq_epi8_mask(
-			    in,
-			    _mm512_or_si512(_mm512_maskz_loadu_epi8(in, b + p),
-					    o2),
-			    c2);
+		k = lit_filter(t, s, p,
+			       _bzhi_u64(~0ull, (unsigned int)(64 - mis)),
+			       icase);
 		r = lit_check(l, pat, s, p, k, from, &spent, stop);
 		if (r != LIT_NONE)
 			return r;
@@ -319,23 +327,21 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 	if (!((uintptr_t)(s + p) & 63) && p + 128 <= n) {
 		const __m512i iota = _mm512_loadu_si512(lit_iota);
 		const __m512i x1 =
-			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->t->i1));
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
 		const __m512i x2 =
-			_mm512_add_epi8(iota, _mm512_set1_epi8((char)l->t->i2));
-		__m512i lo = _mm512_load_si512(s + p), hi;
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i2));
+		__m512i lo = _mm512_load_si512(s + p), hi, f1, f2;
 
 		do {
 			hi = _mm512_load_si512(s + p + 64);
-			k = _mm512_cmpeq_epi8_mask(
-				    _mm512_or_si512(_mm512_permutex2var_epi8(
-							    lo, x1, hi),
-						    o1),
-				    c1) &
-			    _mm512_cmpeq_epi8_mask(
-				    _mm512_or_si512(_mm512_permutex2var_epi8(
-							    lo, x2, hi),
-						    o2),
-				    c2);
+			f1 = _mm512_permutex2var_epi8(lo, x1, hi);
+			f2 = _mm512_permutex2var_epi8(lo, x2, hi);
+			if (icase) {
+				f1 = _mm512_or_si512(f1, o1);
+				f2 = _mm512_or_si512(f2, o2);
+			}
+			k = _mm512_mask_cmpeq_epi8_mask(
+				_mm512_cmpeq_epi8_mask(f1, c1), f2, c2);
 			if (k) {
 				r = lit_check(l, pat, s, p, k, from, &spent,
 					      stop);
@@ -347,34 +353,10 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 		} while (p + 128 <= n);
 	}
 	while (p <= last) {
-		size_t left = last - p + 1, step = 64;
+		size_t left = last - p + 1, step = left < 64 ? left : 64;
 
-		if (left >= 64) {
-			k = _mm512_cmpeq_epi8_mask(
-				    _mm512_or_si512(_mm512_loadu_si512(a + p),
-						    o1),
-				    c1) &
-			    _mm512_cmpeq_epi8_mask(
-				    _mm512_or_si512(_mm512_loadu_si512(b + p),
-						    o2),
-				    c2);
-		} else {
-			__mmask64 in = _bzhi_u64(~0ull, (unsigned int)left);
-
-			k = _mm512_mask_cmpeq_epi8_mask(
-				    in,
-				    _mm512_or_si512(
-					    _mm512_maskz_loadu_epi8(in, a + p),
-					    o1),
-				    c1) &
-			    _mm512_mask_cmpeq_epi8_mask(
-				    in,
-				    _mm512_or_si512(
-					    _mm512_maskz_loadu_epi8(in, b + p),
-					    o2),
-				    c2);
-			step = left;
-		}
+		k = lit_filter(t, s, p, _bzhi_u64(~0ull, (unsigned int)step),
+			       icase);
 		r = lit_check(l, pat, s, p, k, from, &spent, stop);
 		if (r != LIT_NONE)
 			return r;
@@ -571,8 +553,12 @@ scan : {
 	if (!l->t->overlap && l->resume > in->offset &&
 	    l->resume - in->offset > from)
 		from = (size_t)(l->resume - in->offset);
-	q = from + l->t->m <= n ? lit_scan(l, in->data, from, n, &stop) :
-				  LIT_NONE;
+	if (from + l->t->m > n)
+		q = LIT_NONE;
+	else if (l->t->or1 | l->t->or2)
+		q = lit_scan(l, in->data, from, n, &stop, true);
+	else
+		q = lit_scan(l, in->data, from, n, &stop, false);
 	if (q == LIT_GIVEUP) {
 		/* the automaton takes the rest, reporting only the
 			 * starts not yet settled */
@@ -603,24 +589,6 @@ scan : {
 }
 
 #if LIT_X86
-/* The filter over the 64 starts from s[p] (@in of them): its candidates.
- * @icase a constant, for the ORs that fold. */
-static inline __attribute__((always_inline)) LIT_TARGET __mmask64
-lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
-	   bool icase)
-{
-	__m512i a = _mm512_maskz_loadu_epi8(in, s + t->i1 + p);
-	__m512i b = _mm512_maskz_loadu_epi8(in, s + t->i2 + p);
-
-	if (icase) {
-		a = _mm512_or_si512(a, _mm512_set1_epi8((char)t->or1));
-		b = _mm512_or_si512(b, _mm512_set1_epi8((char)t->or2));
-	}
-	return _mm512_mask_cmpeq_epi8_mask(
-		_mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8((char)t->c1)), b,
-		_mm512_set1_epi8((char)t->c2));
-}
-
 /* The first of the starts 0, 64, 128, ... of a write of @n bytes
  * (n >= m) from which 64 starts hold a candidate of the filter, or @n
  * when none does.  Unaligned loads: a short write is in the cache. */
