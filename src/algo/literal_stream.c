@@ -78,6 +78,12 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * past it, on periodic data, the automaton takes the rest of the write, so
  * a write costs O(len) whatever the data.
  *
+ * Two common writes never enter that machinery (lit_next()): a short one
+ * in which no match ends, the automaton stepped over all its bytes at
+ * once (lit_quick()); and one of up to LIT_FAST_MAX bytes that no match
+ * begun earlier runs into and in which no start passes the filter, whose
+ * state is then that of its last m - 1 bytes.
+ *
  * AVX-512 BW and VBMI only (masked loads make the ends of a write cheap,
  * byte permutes keep the loads aligned); elsewhere, and for patterns over
  * 64 bytes, rarebyte streams through find.
@@ -607,7 +613,6 @@ lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
 		return p;
 	return n;
 }
-
 #endif
 
 /* only ever called where literal_native() said yes */
