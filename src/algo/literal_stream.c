@@ -287,9 +287,12 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 		a = _mm512_or_si512(a, _mm512_set1_epi8((char)t->or1));
 		b = _mm512_or_si512(b, _mm512_set1_epi8((char)t->or2));
 	}
+	/* under @in: the bytes past it read as 0, which a filter byte may
+	 * be */
 	return _mm512_mask_cmpeq_epi8_mask(
-		_mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8((char)t->c1)), b,
-		_mm512_set1_epi8((char)t->c2));
+		_mm512_mask_cmpeq_epi8_mask(in, a,
+					    _mm512_set1_epi8((char)t->c1)),
+		b, _mm512_set1_epi8((char)t->c2));
 }
 
 /*
