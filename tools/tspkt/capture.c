@@ -610,9 +610,9 @@ static bool clear_choice(const struct capture *c)
  * awake.  Counted, it made each trial look dearer than classifying, so a
  * run that once started classifying here stayed there with the worker
  * idle (half the runs of the 100-rule bench, as slow as -j 1).
- * Handing over needs room, short of two batches per worker, so this
- * thread classifies itself rather than wait for a worker, and its
- * results are never far ahead of theirs.
+ * Handing over needs room, short of two batches per worker (eight
+ * before a read), so this thread classifies itself rather than wait for
+ * a worker, and its results are never far ahead of theirs.
  */
 static void end_of_batch(struct capture *c)
 {
@@ -641,6 +641,11 @@ static void end_of_batch(struct capture *c)
 	 * close, seldom when one way is far cheaper */
 	if (c->batches % (clear_choice(c) ? 128 : 16) == 0)
 		hand = !hand;
+	/* the next read(2) is near (the chunk's last quarter): it keeps this
+	 * thread from handing over for 50-100 us, longer than two batches
+	 * last a worker, so the workers get four times the room first */
+	if (c->fr.on && !c->fr.eof && c->fr.have - c->fr.pos < READ_CHUNK / 4)
+		soft *= 4;
 	depth = backlog_depth(c->backlog);
 	if (depth >= soft || depth + c->batch_max > c->o->backlog)
 		hand = false;
