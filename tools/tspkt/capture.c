@@ -109,6 +109,7 @@ struct capture {
 	bool here;
 	unsigned int in_batch; /* datagrams of this batch so far */
 	uint64_t batches;
+	unsigned int samples_here, samples_handed; /* up to 8 */
 	int64_t batch_t0;
 	int64_t cost_here, cost_handed;
 	/* the first batch handed after classifying here: its hand-over is
@@ -616,6 +617,15 @@ static bool clear_choice(const struct capture *c)
 	       2 * c->cost_handed < c->cost_here;
 }
 
+/* Either figure rests on fewer than 8 batches: the first ones are dear
+ * (the pool grows, the worker starts), and trying the other way only
+ * one batch in 128 then kept the 100-rule bench on this thread for its
+ * first 500 batches. */
+static bool young_figures(const struct capture *c)
+{
+	return c->samples_here < 8 || c->samples_handed < 8;
+}
+
 /*
  * With worker threads reading a file, which this thread may also do: the
  * next batch is classified here, or put in pool slots and handed to
@@ -649,6 +659,10 @@ static void end_of_batch(struct capture *c)
 	update_cost(was_here ? &c->cost_here : &c->cost_handed,
 		    (t - c->batch_t0 - c->fr.read_ns - c->uncounted_ns) /
 			    c->batch_max);
+	if (was_here && c->samples_here < 8)
+		c->samples_here++;
+	else if (!was_here && c->samples_handed < 8)
+		c->samples_handed++;
 	c->fr.read_ns = 0;
 	c->uncounted_ns = 0;
 	c->batch_t0 = t;
@@ -659,7 +673,7 @@ static void end_of_batch(struct capture *c)
 		hand = 4 * c->cost_handed < 3 * c->cost_here;
 	/* try the other way now and then: often while the costs are
 	 * close, seldom when one way is far cheaper */
-	if (c->batches % (clear_choice(c) ? 128 : 16) == 0)
+	if (c->batches % (clear_choice(c) && !young_figures(c) ? 128 : 16) == 0)
 		hand = !hand;
 	/* the next read(2) is near (the chunk's last quarter): it keeps this
 	 * thread from handing over for 50-100 us, longer than two batches
