@@ -676,8 +676,8 @@ static void end_of_batch(struct capture *c)
 	if (c->batches % (clear_choice(c) && !young_figures(c) ? 128 : 16) == 0)
 		hand = !hand;
 	/* the next read(2) is near (the chunk's last quarter): it keeps this
-	 * thread from handing over for 50-100 us, longer than two batches
-	 * last a worker, so the workers get four times the room first */
+	 * thread from handing over for 100-200 us at -j 2, longer than two
+	 * batches last a worker, so the workers get four times the room */
 	if (c->fr.on && !c->fr.eof && c->fr.have - c->fr.pos < READ_CHUNK / 4)
 		soft *= 4;
 	depth = backlog_depth(c->backlog);
