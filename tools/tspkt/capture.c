@@ -561,19 +561,17 @@ static void drop_datagram(struct capture *c, struct sk_buff *skb)
 static void flush_batch(struct capture *c)
 {
 	unsigned int i, k, n = c->nbatch;
+	int64_t t0;
 
 	if (!n)
 		return;
 	for (i = 0; i < n; i++)
 		pkt_cb(c->batch[i])->info->seq = c->next_seq + i;
+	t0 = c->first_handed ? now_ns() : 0;
+	k = netif_rx_list(c->backlog, c->batch, n);
 	if (c->first_handed) {
-		int64_t t0 = now_ns();
-
-		k = netif_rx_list(c->backlog, c->batch, n);
 		c->uncounted_ns += now_ns() - t0;
 		c->first_handed = false;
-	} else {
-		k = netif_rx_list(c->backlog, c->batch, n);
 	}
 	c->next_seq += k;
 	for (i = k; i < n; i++)
