@@ -26,6 +26,7 @@ extern struct ts_ops ts_ac_ops TS_HIDDEN;
 /* Teddy-like SIMD bucket filter, for small sets (teddy.c), at the best
  * level the CPU has and pinned to a level */
 extern struct ts_ops ts_teddy_ops TS_HIDDEN;
+extern struct ts_ops ts_teddy_vbmi_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_avx512_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_avx2_ops TS_HIDDEN;
 extern struct ts_ops ts_teddy_ssse3_ops TS_HIDDEN;

@@ -226,7 +226,8 @@ static unsigned long compare_run(const char *what, struct ts_config *conf,
 
 /* teddy at each level; a level the CPU lacks runs the best below it */
 static const char *const teddy_levels[] = {
-	"teddy", "teddy_avx512", "teddy_avx2", "teddy_ssse3", "teddy_scalar",
+	"teddy",      "teddy_vbmi",  "teddy_avx512",
+	"teddy_avx2", "teddy_ssse3", "teddy_scalar",
 };
 #define N_TEDDY (sizeof(teddy_levels) / sizeof(teddy_levels[0]))
 

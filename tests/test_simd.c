@@ -766,7 +766,8 @@ static void test_periodic(void **unused)
 /* ---- teddy: each level against its scalar twin and the reference --------- */
 
 static const char *const teddy_levels[] = {
-	"teddy_scalar", "teddy_ssse3", "teddy_avx2", "teddy_avx512", "teddy",
+	"teddy_scalar", "teddy_ssse3", "teddy_avx2",
+	"teddy_avx512", "teddy_vbmi",  "teddy",
 };
 #define N_TEDDY (sizeof(teddy_levels) / sizeof(teddy_levels[0]))
 

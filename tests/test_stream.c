@@ -65,6 +65,7 @@ static const struct algo algos[] = {
 	{ "auto", true, 0, false },
 	{ "ac", true, 0, false },
 	{ "teddy", true, 128, false },
+	{ "teddy_vbmi", true, 128, false },
 	{ "teddy_avx512", true, 128, false },
 	{ "teddy_avx2", true, 128, false },
 	{ "teddy_ssse3", true, 128, false },
@@ -719,8 +720,8 @@ static void write_expect(struct ts_stream *s, const void *p, size_t n,
 static void ab_abc(void **unused)
 {
 	static const char *const set_algos[] = {
-		"ac",	      "auto",	     "teddy",	     "teddy_avx512",
-		"teddy_avx2", "teddy_ssse3", "teddy_scalar",
+		"ac",		"auto",	      "teddy",	     "teddy_vbmi",
+		"teddy_avx512", "teddy_avx2", "teddy_ssse3", "teddy_scalar",
 	};
 	const void *pats[] = { "ab", "abc" };
 	const unsigned int lens[] = { 2, 3 };

@@ -83,8 +83,9 @@ static unsigned int keep_at(unsigned int t, unsigned int lb, bool icase)
 	return 0;
 }
 
-static const char *const algos[] = { "teddy", "teddy_avx512", "teddy_avx2",
-				     "teddy_ssse3", "teddy_scalar" };
+static const char *const algos[] = { "teddy",	     "teddy_vbmi",
+				     "teddy_avx512", "teddy_avx2",
+				     "teddy_ssse3",  "teddy_scalar" };
 
 static void one_case(struct rng *r, const char *algo, unsigned long *results)
 {

@@ -11,7 +11,9 @@
  * for a window start p, ANDing lo[j][s[p+j] & 15] & hi[j][s[p+j] >> 4]
  * over j leaves the buckets whose patterns may start at p.  The nibble
  * lookups are pshufb, 16 (SSSE3), 32 (AVX2) or 64 (AVX-512BW) starts at a
- * time (with 16 buckets, a second pair of tables gives buckets 8-15);
+ * time (with 16 buckets, a second pair of tables gives buckets 8-15); with
+ * AVX-512 VBMI one 128-entry table per key position, indexed by a byte's
+ * low 7 bits (vpermt2b), takes the place of both nibble lookups;
  * a start with a bucket left is verified exactly against that
  * bucket's patterns.  TS_IGNORECASE costs nothing in the scan: the tables
  * take both cases of every letter (every byte that folds to the pattern
@@ -32,7 +34,7 @@
  * Size: teddy refuses sets of more than TD_MAX_PATTERNS (-EINVAL, with a
  * message): with 8 buckets a larger set lets most starts through the
  * filter, and "ac" is faster there (docs/performance.md).  Memory: about
- * 2.5 KiB of tables plus 64 bytes and the pattern's bytes per pattern.
+ * 3.5 KiB of tables plus 64 bytes and the pattern's bytes per pattern.
  * With 1- or 2-byte patterns the
  * filter passes many starts, which is why "auto" takes teddy only for the
  * set sizes and shortest lengths where it measured faster than "ac".
@@ -40,10 +42,11 @@
  * that matches long prefixes everywhere costs O(n * total pattern bytes).
  *
  * Dispatch as rarebyte: "teddy" takes the best level the CPU has,
- * "teddy_avx512", "teddy_avx2", "teddy_ssse3" and "teddy_scalar" pin one
- * (never above the CPU's).  The scalar twin uses the same tables (folded
- * into one 256-entry table per key position), so every level finds the
- * same candidates.
+ * "teddy_vbmi", "teddy_avx512", "teddy_avx2", "teddy_ssse3" and
+ * "teddy_scalar" pin one (never above the CPU's).  The scalar twin uses the
+ * nibble tables (folded into one 256-entry table per key position), so the
+ * levels up to AVX-512BW find the same candidates; VBMI's are fewer in
+ * ASCII text, a few more in binary data, and the verify decides alike.
  */
 #include "internal.h"
 #include "textsearch_stream.h"
@@ -67,7 +70,7 @@
 #define TD_MAXKEY 4u
 #define TD_STACK_CARRY 512
 
-enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_NLEVELS };
+enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_VBMI, TD_NLEVELS };
 
 struct td_pat {
 	uint64_t val[2];  /* its first min(16, len) folded bytes */
@@ -116,6 +119,8 @@ struct teddy {
 	/* [buckets 0-7 or 8-15][key position][nibble] */
 	u8 lo[2][TD_MAXKEY][16] __attribute__((aligned(16)));
 	u8 hi[2][TD_MAXKEY][16] __attribute__((aligned(16)));
+	/* the VBMI level's: the buckets of byte c in [c & 0x7F] */
+	u8 tab7[2][TD_MAXKEY][128];
 	/* lo & hi of each byte, all 16 buckets: the scalar filter */
 	uint16_t tab[TD_MAXKEY][256];
 	u8 fold[256];
@@ -303,73 +308,75 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * T[2 * j] and T[2 * j + 1] are key position j's low and high nibble
  * tables; inlined with constant keyw and fat, they stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, LOADT, MASK, NZ, STORE, OR, STEP, REACH, TAIL) \
-	do {                                                                  \
-		const size_t n = last + t->longest;                           \
-		size_t p = from, vend;                                        \
-		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                     \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                 \
-		u8 buf1[2 * (W)] __attribute__((aligned(64)));                \
-		unsigned int j_;                                              \
-                                                                              \
-		for (j_ = 0; j_ < keyw; j_++) {                               \
-			LOADT(T0[2 * j_], t->lo[0][j_]);                      \
-			LOADT(T0[2 * j_ + 1], t->hi[0][j_]);                  \
-			if (fat) {                                            \
-				LOADT(T1[2 * j_], t->lo[1][j_]);              \
-				LOADT(T1[2 * j_ + 1], t->hi[1][j_]);          \
-			}                                                     \
-		}                                                             \
-		if (n >= (REACH)) {                                           \
-			vend = n - (REACH);                                   \
-			if (vend > last)                                      \
-				vend = last;                                  \
-			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {  \
-				vec a = MASK(p, T0), b = MASK(p + (W), T0);   \
-				vec a1 = a, b1 = b;                           \
-				uint64_t m;                                   \
-				if (fat) {                                    \
-					a1 = MASK(p, T1);                     \
-					b1 = MASK(p + (W), T1);               \
-				}                                             \
-				m = NZ(OR(a, a1)) | NZ(OR(b, b1))             \
-							    << ((W) % 64);    \
-				if (__builtin_expect(!m, 1))                  \
-					continue;                             \
-				STORE(buf, a);                                \
-				STORE(buf + (W), b);                          \
-				if (fat) {                                    \
-					STORE(buf1, a1);                      \
-					STORE(buf1 + (W), b1);                \
-				}                                             \
-				if (td_walk(t, s, p, m, buf,                  \
-					    fat ? buf1 : NULL, last, sbase,   \
-					    ctx))                             \
-					return true;                          \
-			}                                                     \
-			for (; p <= vend; p += (W)) {                         \
-				vec a = MASK(p, T0), a1 = a;                  \
-				uint64_t m;                                   \
-				if (fat)                                      \
-					a1 = MASK(p, T1);                     \
-				m = NZ(OR(a, a1));                            \
-				if (__builtin_expect(!m, 1))                  \
-					continue;                             \
-				STORE(buf, a);                                \
-				if (fat)                                      \
-					STORE(buf1, a1);                      \
-				if (td_walk(t, s, p, m, buf,                  \
-					    fat ? buf1 : NULL, last, sbase,   \
-					    ctx))                             \
-					return true;                          \
-			}                                                     \
-		}                                                             \
-		return p <= last && TAIL;                                     \
+#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL) \
+	do {                                                                 \
+		const size_t n = last + t->longest;                          \
+		size_t p = from, vend;                                       \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                    \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));               \
+		unsigned int j_;                                             \
+                                                                             \
+		for (j_ = 0; j_ < keyw; j_++) {                              \
+			TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);             \
+			if (fat)                                             \
+				TABS(T1[2 * j_], T1[2 * j_ + 1], 1, j_);     \
+		}                                                            \
+		if (n >= (REACH)) {                                          \
+			vend = n - (REACH);                                  \
+			if (vend > last)                                     \
+				vend = last;                                 \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
+				vec a = MASK(p, T0), b = MASK(p + (W), T0);  \
+				vec a1 = a, b1 = b;                          \
+				uint64_t m;                                  \
+				if (fat) {                                   \
+					a1 = MASK(p, T1);                    \
+					b1 = MASK(p + (W), T1);              \
+				}                                            \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))            \
+							    << ((W) % 64);   \
+				if (__builtin_expect(!m, 1))                 \
+					continue;                            \
+				STORE(buf, a);                               \
+				STORE(buf + (W), b);                         \
+				if (fat) {                                   \
+					STORE(buf1, a1);                     \
+					STORE(buf1 + (W), b1);               \
+				}                                            \
+				if (td_walk(t, s, p, m, buf,                 \
+					    fat ? buf1 : NULL, last, sbase,  \
+					    ctx))                            \
+					return true;                         \
+			}                                                    \
+			for (; p <= vend; p += (W)) {                        \
+				vec a = MASK(p, T0), a1 = a;                 \
+				uint64_t m;                                  \
+				if (fat)                                     \
+					a1 = MASK(p, T1);                    \
+				m = NZ(OR(a, a1));                           \
+				if (__builtin_expect(!m, 1))                 \
+					continue;                            \
+				STORE(buf, a);                               \
+				if (fat)                                     \
+					STORE(buf1, a1);                     \
+				if (td_walk(t, s, p, m, buf,                 \
+					    fat ? buf1 : NULL, last, sbase,  \
+					    ctx))                            \
+					return true;                         \
+			}                                                    \
+		}                                                            \
+		return p <= last && TAIL;                                    \
 	} while (0)
 
 /* ---- SSSE3 ---- */
 
 #define TD_LOADT16(v, tab) v = _mm_load_si128((const __m128i *)(tab))
+#define TD_TABS16(vlo, vhi, h, j)             \
+	do {                                  \
+		TD_LOADT16(vlo, t->lo[h][j]); \
+		TD_LOADT16(vhi, t->hi[h][j]); \
+	} while (0)
 #define TD_STORE16(b, v) _mm_store_si128((__m128i *)(b), v)
 #define TD_NZ16(v)                                                    \
 	((uint64_t)(~(unsigned int)_mm_movemask_epi8(                 \
@@ -409,7 +416,7 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
 		const bool fat)
 {
-	TD_VECTOR_SCAN(16, __m128i, TD_LOADT16, TD_MASK16, TD_NZ16, TD_STORE16,
+	TD_VECTOR_SCAN(16, __m128i, TD_TABS16, TD_MASK16, TD_NZ16, TD_STORE16,
 		       _mm_or_si128, 2, keyw + 15,
 		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
@@ -418,6 +425,11 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 
 #define TD_LOADT32(v, tab) \
 	v = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(tab)))
+#define TD_TABS32(vlo, vhi, h, j)             \
+	do {                                  \
+		TD_LOADT32(vlo, t->lo[h][j]); \
+		TD_LOADT32(vhi, t->hi[h][j]); \
+	} while (0)
 #define TD_STORE32(b, v) _mm256_store_si256((__m256i *)(b), v)
 #define TD_NZ32(v)                                       \
 	((uint64_t)(~(unsigned int)_mm256_movemask_epi8( \
@@ -463,7 +475,7 @@ td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
 	       const bool fat)
 {
-	TD_VECTOR_SCAN(32, __m256i, TD_LOADT32, TD_MASK32, TD_NZ32, TD_STORE32,
+	TD_VECTOR_SCAN(32, __m256i, TD_TABS32, TD_MASK32, TD_NZ32, TD_STORE32,
 		       _mm256_or_si256, 2, 64,
 		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
@@ -472,6 +484,11 @@ td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 
 #define TD_LOADT64(v, tab) \
 	v = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(tab)))
+#define TD_TABS64(vlo, vhi, h, j)             \
+	do {                                  \
+		TD_LOADT64(vlo, t->lo[h][j]); \
+		TD_LOADT64(vhi, t->hi[h][j]); \
+	} while (0)
 #define TD_STORE64(b, v) _mm512_store_si512((void *)(b), v)
 #define TD_NZ64(v) ((uint64_t)_mm512_test_epi8_mask(v, v))
 
@@ -523,44 +540,48 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
 /* The starts from p to last where the block ends before p + 128: masked
  * loads (the bytes past the block read as 0, and no start up to last
  * needs them), instead of the scalar filter that short blocks (stream
- * writes) would otherwise take. */
-TD_TARGET_AVX512 static TD_INLINE bool
-td_tail64(const struct teddy *t, const u8 *s, size_t p, size_t last,
-	  uint64_t sbase, struct td_ctx *ctx, unsigned int keyw, bool fat,
-	  const __m512i *T0, const __m512i *T1)
-{
-	const size_t n = last + t->longest;
-	u8 buf[64] __attribute__((aligned(64)));
-	u8 buf1[64] __attribute__((aligned(64)));
-
-	for (; p <= last; p += 64) {
-		size_t left = n - p, cnt = last - p + 1;
-		__mmask64 k0 = left >= 64 ? ~0ull : (1ull << left) - 1;
-		__mmask64 k1 = left >= 128 ? ~0ull :
-			       left <= 64  ? 0 :
-					     (1ull << (left - 64)) - 1;
-		__m512i a = _mm512_maskz_loadu_epi8(k0, s + p);
-		__m512i x = _mm512_alignr_epi32(
-			_mm512_maskz_loadu_epi8(k1, s + p + 64), a, 4);
-		__m512i m0 = td_mask64ax(a, x, keyw, T0), m1 = m0;
-		uint64_t m;
-
-		if (fat)
-			m1 = td_mask64ax(a, x, keyw, T1);
-		m = TD_NZ64(_mm512_or_si512(m0, m1));
-		if (cnt < 64)
-			m &= (1ull << cnt) - 1;
-		if (!m)
-			continue;
-		TD_STORE64(buf, m0);
-		if (fat)
-			TD_STORE64(buf1, m1);
-		if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last, sbase,
-			    ctx))
-			return true;
+ * writes) would otherwise take.  MASKAX is the level's td_mask64ax. */
+#define TD_TAIL64(name, target, MASKAX)                                        \
+	target static TD_INLINE bool name(                                     \
+		const struct teddy *t, const u8 *s, size_t p, size_t last,     \
+		uint64_t sbase, struct td_ctx *ctx, unsigned int keyw,         \
+		bool fat, const __m512i *T0, const __m512i *T1)                \
+	{                                                                      \
+		const size_t n = last + t->longest;                            \
+		u8 buf[64] __attribute__((aligned(64)));                       \
+		u8 buf1[64] __attribute__((aligned(64)));                      \
+                                                                               \
+		for (; p <= last; p += 64) {                                   \
+			size_t left = n - p, cnt = last - p + 1;               \
+			__mmask64 k0 = left >= 64 ? ~0ull :                    \
+						    (1ull << left) - 1;        \
+			__mmask64 k1 = left >= 128 ? ~0ull :                   \
+				       left <= 64  ? 0 :                       \
+						     (1ull << (left - 64)) - 1; \
+			__m512i a = _mm512_maskz_loadu_epi8(k0, s + p);        \
+			__m512i x = _mm512_alignr_epi32(                       \
+				_mm512_maskz_loadu_epi8(k1, s + p + 64), a,    \
+				4);                                            \
+			__m512i m0 = MASKAX(a, x, keyw, T0), m1 = m0;          \
+			uint64_t m;                                            \
+                                                                               \
+			if (fat)                                               \
+				m1 = MASKAX(a, x, keyw, T1);                   \
+			m = TD_NZ64(_mm512_or_si512(m0, m1));                  \
+			if (cnt < 64)                                          \
+				m &= (1ull << cnt) - 1;                        \
+			if (!m)                                                \
+				continue;                                      \
+			TD_STORE64(buf, m0);                                   \
+			if (fat)                                               \
+				TD_STORE64(buf1, m1);                          \
+			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last,  \
+				    sbase, ctx))                               \
+				return true;                                   \
+		}                                                              \
+		return false;                                                  \
 	}
-	return false;
-}
+TD_TAIL64(td_tail64, TD_TARGET_AVX512, td_mask64ax)
 
 #define TD_MASK64(p, T) td_mask64(s, p, keyw, T)
 
@@ -569,9 +590,77 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		 uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
 		 const bool fat)
 {
-	TD_VECTOR_SCAN(64, __m512i, TD_LOADT64, TD_MASK64, TD_NZ64, TD_STORE64,
+	TD_VECTOR_SCAN(64, __m512i, TD_TABS64, TD_MASK64, TD_NZ64, TD_STORE64,
 		       _mm512_or_si512, 1, 128,
 		       td_tail64(t, s, p, last, sbase, ctx, keyw, fat, T0, T1));
+}
+
+/* ---- AVX-512 VBMI: one two-table byte permute per key byte ---- */
+
+/*
+ * vpermt2b looks a data byte's low 7 bits up in tab7 (two 64-byte tables)
+ * at once: one permute instead of the nibble level's two shuffles, a shift
+ * and three ands, and exact for ASCII, where the nibble tables let each
+ * key byte of a bucket pair with the others' nibbles.  Bytes c and c ^ 0x80
+ * share an entry: a candidate more, now and then, in binary data (zeroing
+ * the lanes of bytes from 0x80 on costs a mask per key byte, and took the
+ * scan from 32 to 19 GB/s).
+ */
+#define TD_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+#define TD_TABS7(vlo, vhi, h, j)                                              \
+	do {                                                                  \
+		vlo = _mm512_loadu_si512((const void *)t->tab7[h][j]);        \
+		vhi = _mm512_loadu_si512((const void *)(t->tab7[h][j] + 64)); \
+	} while (0)
+
+TD_TARGET_VBMI static TD_INLINE __m512i td_look7(__m512i d, __m512i lo,
+						 __m512i hi)
+{
+	return _mm512_permutex2var_epi8(lo, d, hi);
+}
+
+/* td_mask64ax's twin */
+TD_TARGET_VBMI static TD_INLINE __m512i td_mask7ax(__m512i a, __m512i x,
+						   unsigned int keyw,
+						   const __m512i *T)
+{
+	__m512i m = td_look7(a, T[0], T[1]);
+
+	if (keyw > 1)
+		m = _mm512_and_si512(m, td_look7(_mm512_alignr_epi8(x, a, 1),
+						 T[2], T[3]));
+	if (keyw > 2)
+		m = _mm512_and_si512(m, td_look7(_mm512_alignr_epi8(x, a, 2),
+						 T[4], T[5]));
+	if (keyw > 3)
+		m = _mm512_and_si512(m, td_look7(_mm512_alignr_epi8(x, a, 3),
+						 T[6], T[7]));
+	return m;
+}
+
+TD_TARGET_VBMI static TD_INLINE __m512i td_mask7(const u8 *s, size_t p,
+						 unsigned int keyw,
+						 const __m512i *T)
+{
+	__m512i a = _mm512_loadu_si512((const void *)(s + p));
+	__m512i x = _mm512_alignr_epi32(
+		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
+
+	return td_mask7ax(a, x, keyw, T);
+}
+
+TD_TAIL64(td_tail7, TD_TARGET_VBMI, td_mask7ax)
+
+#define TD_MASK7(p, T) td_mask7(s, p, keyw, T)
+
+TD_TARGET_VBMI static TD_INLINE bool
+td_scan_vbmi_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
+	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
+	       const bool fat)
+{
+	TD_VECTOR_SCAN(64, __m512i, TD_TABS7, TD_MASK7, TD_NZ64, TD_STORE64,
+		       _mm512_or_si512, 1, 128,
+		       td_tail7(t, s, p, last, sbase, ctx, keyw, fat, T0, T1));
 }
 
 /* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
@@ -598,6 +687,7 @@ td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 TD_SCAN_LEVEL(td_scan_ssse3, TD_TARGET_SSSE3)
 TD_SCAN_LEVEL(td_scan_avx2, TD_TARGET_AVX2)
 TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
+TD_SCAN_LEVEL(td_scan_vbmi, TD_TARGET_VBMI)
 /* The filter for the up to 64 starts from s[0] when only @left bytes are
  * in hand: a key byte not yet in hand lets every bucket through, as it
  * may still be any byte.  Buckets 0-7 go to @lo8, 8-15 to @hi8 (fat). */
@@ -646,7 +736,8 @@ static void td_probe(void)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") &&
 	    __builtin_cpu_supports("avx512bw"))
-		td_best = TD_AVX512;
+		td_best = __builtin_cpu_supports("avx512vbmi") ? TD_VBMI :
+								 TD_AVX512;
 	else if (__builtin_cpu_supports("avx2"))
 		td_best = TD_AVX2;
 	else if (__builtin_cpu_supports("ssse3"))
@@ -661,6 +752,7 @@ static const td_scan_fn td_scans[TD_NLEVELS][2] = {
 	{ td_scan_ssse3_false, td_scan_ssse3_true },
 	{ td_scan_avx2_false, td_scan_avx2_true },
 	{ td_scan_avx512_false, td_scan_avx512_true },
+	{ td_scan_vbmi_false, td_scan_vbmi_true },
 #endif
 };
 
@@ -964,7 +1056,7 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	for (b = t->nbuckets; b < TD_BUCKETS; b++)
 		t->bucket[b + 1] = count;
 
-	/* the nibble tables: every byte that folds to the key byte */
+	/* the tables: every byte that folds to the key byte */
 	for (b = 0; b < t->nbuckets; b++)
 		for (i = t->bucket[b]; i < t->bucket[b + 1]; i++)
 			for (j = 0; j < t->keyw; j++)
@@ -974,6 +1066,8 @@ static struct ts_config *td_init_level(const void *const *patterns,
 						t->lo[b / 8][j][x & 15] |=
 							(u8)(1u << (b % 8));
 						t->hi[b / 8][j][x >> 4] |=
+							(u8)(1u << (b % 8));
+						t->tab7[b / 8][j][x & 0x7F] |=
 							(u8)(1u << (b % 8));
 					}
 	for (j = 0; j < TD_MAXKEY; j++)
@@ -1010,7 +1104,8 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	{                                                                      \
 		return td_init_level(&pattern, &len, 1, gfp_mask, flags, lvl); \
 	}
-TD_INIT(best, TD_AVX512)
+TD_INIT(best, TD_VBMI)
+TD_INIT(vbmi, TD_VBMI)
 TD_INIT(avx512, TD_AVX512)
 TD_INIT(avx2, TD_AVX2)
 TD_INIT(ssse3, TD_SSSE3)
@@ -1214,7 +1309,7 @@ static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left,
 
 #if TD_X86
 	/* a few starts (short writes) cost less one by one */
-	if (t->level == TD_AVX512 && left > 3)
+	if (t->level >= TD_AVX512 && left > 3)
 		return td_partial64(t, s, left, lo8, hi8);
 #endif
 	for (k = 0; k < 64 && k < left; k++) {
@@ -1691,6 +1786,7 @@ static const struct ts_stream_ops td_stream_ops = {
 		.stream = &td_stream_ops,              \
 	}
 TD_OPS(ts_teddy_ops, "teddy", best);
+TD_OPS(ts_teddy_vbmi_ops, "teddy_vbmi", vbmi);
 TD_OPS(ts_teddy_avx512_ops, "teddy_avx512", avx512);
 TD_OPS(ts_teddy_avx2_ops, "teddy_avx2", avx2);
 TD_OPS(ts_teddy_ssse3_ops, "teddy_ssse3", ssse3);
