@@ -43,9 +43,10 @@
  * A set reads on differently after byte 0:
  *   byte 1   number of patterns (0 must be -EINVAL)
  *   byte 2   number of block sizes
- *   byte 3   bit 0: TS_OVERLAP; bits 1-2 (a set with "ac" only): 0 "ac",
- *            1 "teddy", 2 "teddy_scalar", 3 "teddy_ssse3" (teddy refuses
- *            more than 128 patterns: -EINVAL); bit 3: lengths from 2
+ *   byte 3   bit 0: TS_OVERLAP; bits 1-2 and 6 (a set with "ac" only):
+ *            0 "ac", 1 "teddy", 2 "teddy_scalar", 3 "teddy_ssse3", 4 "ac",
+ *            5 "teddy_avx512", 6 "teddy_avx2", 7 "teddy_vbmi" (teddy
+ *            refuses more than 128 patterns: -EINVAL); bit 3: lengths from 2
  *            (below), so that a set of 64 or more has ac's prefilter;
  *            bit 4: TS_UTF8, bit 5 (with bit 4): TS_FOLD_LIBC
  *   then     each pattern: a length byte (modulo 17; 0 must be -EINVAL),
@@ -211,17 +212,19 @@ static void decode(struct fuzz_case *c, const uint8_t *in, size_t size)
 	} else if (c->set) {
 		unsigned int used = 0;
 
-		static const char *const set_algos[] = { "ac", "teddy",
-							 "teddy_scalar",
-							 "teddy_ssse3" };
+		static const char *const set_algos[] = {
+			"ac", "teddy",	      "teddy_scalar", "teddy_ssse3",
+			"ac", "teddy_avx512", "teddy_avx2",   "teddy_vbmi",
+		};
 		u8 b3 = take(&r);
 
 		c->overlap = b3 & 1;
 		c->utf8 = b3 & 0x10 ? TS_UTF8 | (b3 & 0x20 ? TS_FOLD_LIBC : 0) :
 				      0;
-		c->set_algo = c->algo == ALGO_SET_AC ?
-				      set_algos[(b3 >> 1) & 3] :
-				      "auto";
+		c->set_algo =
+			c->algo == ALGO_SET_AC ?
+				set_algos[((b3 >> 1) & 3) | ((b3 >> 4) & 4)] :
+				"auto";
 		c->count = len;
 		for (i = 0; i < c->count; i++) {
 			unsigned int j;
