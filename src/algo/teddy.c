@@ -327,12 +327,13 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 			if (vend > last)                                     \
 				vend = last;                                 \
 			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
-				vec a = MASK(p, T0), b = MASK(p + (W), T0);  \
+				vec a = MASK(s, p, keyw, T0),                \
+				    b = MASK(s, p + (W), keyw, T0);          \
 				vec a1 = a, b1 = b;                          \
 				uint64_t m;                                  \
 				if (fat) {                                   \
-					a1 = MASK(p, T1);                    \
-					b1 = MASK(p + (W), T1);              \
+					a1 = MASK(s, p, keyw, T1);           \
+					b1 = MASK(s, p + (W), keyw, T1);     \
 				}                                            \
 				m = NZ(OR(a, a1)) | NZ(OR(b, b1))            \
 							    << ((W) % 64);   \
@@ -350,10 +351,10 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 					return true;                         \
 			}                                                    \
 			for (; p <= vend; p += (W)) {                        \
-				vec a = MASK(p, T0), a1 = a;                 \
+				vec a = MASK(s, p, keyw, T0), a1 = a;        \
 				uint64_t m;                                  \
 				if (fat)                                     \
-					a1 = MASK(p, T1);                    \
+					a1 = MASK(s, p, keyw, T1);           \
 				m = NZ(OR(a, a1));                           \
 				if (__builtin_expect(!m, 1))                 \
 					continue;                            \
@@ -409,14 +410,12 @@ TD_TARGET_SSSE3 static TD_INLINE __m128i td_mask16(const u8 *s, size_t p,
 	return m;
 }
 
-#define TD_MASK16(p, T) td_mask16(s, p, keyw, T)
-
 TD_TARGET_SSSE3 static TD_INLINE bool
 td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
 		const bool fat)
 {
-	TD_VECTOR_SCAN(16, __m128i, TD_TABS16, TD_MASK16, TD_NZ16, TD_STORE16,
+	TD_VECTOR_SCAN(16, __m128i, TD_TABS16, td_mask16, TD_NZ16, TD_STORE16,
 		       _mm_or_si128, 2, keyw + 15,
 		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
@@ -446,7 +445,7 @@ TD_TARGET_AVX2 static TD_INLINE __m256i td_nib32(__m256i d, __m256i lo,
 			hi, _mm256_and_si256(_mm256_srli_epi16(d, 4), f)));
 }
 
-/* As td_mask64 below: the data at p + j from loads at p and p + 32. */
+/* As td_mask_avx512 below: the data at p + j from loads at p and p + 32. */
 TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
 						  unsigned int keyw,
 						  const __m256i *T)
@@ -468,14 +467,12 @@ TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
 	return m;
 }
 
-#define TD_MASK32(p, T) td_mask32(s, p, keyw, T)
-
 TD_TARGET_AVX2 static TD_INLINE bool
 td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
 	       const bool fat)
 {
-	TD_VECTOR_SCAN(32, __m256i, TD_TABS32, TD_MASK32, TD_NZ32, TD_STORE32,
+	TD_VECTOR_SCAN(32, __m256i, TD_TABS32, td_mask32, TD_NZ32, TD_STORE32,
 		       _mm256_or_si256, 2, 64,
 		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
@@ -503,46 +500,53 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			hi, _mm512_and_si512(_mm512_srli_epi16(d, 4), f)));
 }
 
-/* The data at p + j comes from two loads at p and p + 64 (so the block
- * must reach p + 128): 64-byte loads at p + 1, p + 2... would each
- * straddle two cache lines, which costs more than the shuffles, and much
- * more when the data streams from memory.  x holds bytes p + 16 on, and
- * alignr then shifts each 16-byte lane by j within (x : a). */
-TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64ax(__m512i a, __m512i x,
-						      unsigned int keyw,
-						      const __m512i *T)
-{
-	__m512i m = td_nib64(a, T[0], T[1]);
-
-	if (keyw > 1)
-		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 1),
-						 T[2], T[3]));
-	if (keyw > 2)
-		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 2),
-						 T[4], T[5]));
-	if (keyw > 3)
-		m = _mm512_and_si512(m, td_nib64(_mm512_alignr_epi8(x, a, 3),
-						 T[6], T[7]));
-	return m;
-}
-
-TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
-						    unsigned int keyw,
-						    const __m512i *T)
-{
-	__m512i a = _mm512_loadu_si512((const void *)(s + p));
-	__m512i x = _mm512_alignr_epi32(
-		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
-
-	return td_mask64ax(a, x, keyw, T);
-}
-
-/* The starts from p to last where the block ends before p + 128: masked
- * loads (the bytes past the block read as 0, and no start up to last
- * needs them), instead of the scalar filter that short blocks (stream
- * writes) would otherwise take.  MASKAX is the level's td_mask64ax. */
-#define TD_TAIL64(name, target, MASKAX)                                        \
-	target static TD_INLINE bool name(                                     \
+/*
+ * The 64-byte levels, AVX-512BW and VBMI, differ in LOOK, the lookup of
+ * one key byte's buckets for 64 data bytes, and TABS, its tables.
+ *
+ * td_mask_*ax: the data at p + j comes from two loads at p and p + 64
+ * (so the block must reach p + 128): 64-byte loads at p + 1, p + 2...
+ * would each straddle two cache lines, which costs more than the shuffles,
+ * and much more when the data streams from memory.  x holds bytes p + 16
+ * on, and alignr then shifts each 16-byte lane by j within (x : a).
+ *
+ * td_tail_*: the starts from p to last where the block ends before
+ * p + 128: masked loads (the bytes past the block read as 0, and no start
+ * up to last needs them), instead of the scalar filter that short blocks
+ * (stream writes) would otherwise take.
+ */
+#define TD_LEVEL64(sfx, target, LOOK, TABS)                                    \
+	target static TD_INLINE __m512i td_mask_##sfx##_ax(                    \
+		__m512i a, __m512i x, unsigned int keyw, const __m512i *T)     \
+	{                                                                      \
+		__m512i m = LOOK(a, T[0], T[1]);                               \
+                                                                               \
+		if (keyw > 1)                                                  \
+			m = _mm512_and_si512(m,                                \
+					     LOOK(_mm512_alignr_epi8(x, a, 1), \
+						  T[2], T[3]));                \
+		if (keyw > 2)                                                  \
+			m = _mm512_and_si512(m,                                \
+					     LOOK(_mm512_alignr_epi8(x, a, 2), \
+						  T[4], T[5]));                \
+		if (keyw > 3)                                                  \
+			m = _mm512_and_si512(m,                                \
+					     LOOK(_mm512_alignr_epi8(x, a, 3), \
+						  T[6], T[7]));                \
+		return m;                                                      \
+	}                                                                      \
+                                                                               \
+	target static TD_INLINE __m512i td_mask_##sfx(                         \
+		const u8 *s, size_t p, unsigned int keyw, const __m512i *T)    \
+	{                                                                      \
+		__m512i a = _mm512_loadu_si512((const void *)(s + p));         \
+		__m512i x = _mm512_alignr_epi32(                               \
+			_mm512_loadu_si512((const void *)(s + p + 64)), a, 4); \
+                                                                               \
+		return td_mask_##sfx##_ax(a, x, keyw, T);                      \
+	}                                                                      \
+                                                                               \
+	target static TD_INLINE bool td_tail_##sfx(                            \
 		const struct teddy *t, const u8 *s, size_t p, size_t last,     \
 		uint64_t sbase, struct td_ctx *ctx, unsigned int keyw,         \
 		bool fat, const __m512i *T0, const __m512i *T1)                \
@@ -562,11 +566,12 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
 			__m512i x = _mm512_alignr_epi32(                       \
 				_mm512_maskz_loadu_epi8(k1, s + p + 64), a,    \
 				4);                                            \
-			__m512i m0 = MASKAX(a, x, keyw, T0), m1 = m0;          \
+			__m512i m0 = td_mask_##sfx##_ax(a, x, keyw, T0);       \
+			__m512i m1 = m0;                                       \
 			uint64_t m;                                            \
                                                                                \
 			if (fat)                                               \
-				m1 = MASKAX(a, x, keyw, T1);                   \
+				m1 = td_mask_##sfx##_ax(a, x, keyw, T1);       \
 			m = TD_NZ64(_mm512_or_si512(m0, m1));                  \
 			if (cnt < 64)                                          \
 				m &= (1ull << cnt) - 1;                        \
@@ -580,20 +585,20 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_mask64(const u8 *s, size_t p,
 				return true;                                   \
 		}                                                              \
 		return false;                                                  \
+	}                                                                      \
+                                                                               \
+	target static TD_INLINE bool td_scan_##sfx##_k(                        \
+		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
+		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,   \
+		const bool fat)                                                \
+	{                                                                      \
+		TD_VECTOR_SCAN(64, __m512i, TABS, td_mask_##sfx, TD_NZ64,      \
+			       TD_STORE64, _mm512_or_si512, 1, 128,            \
+			       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
+					     fat, T0, T1));                    \
 	}
-TD_TAIL64(td_tail64, TD_TARGET_AVX512, td_mask64ax)
 
-#define TD_MASK64(p, T) td_mask64(s, p, keyw, T)
-
-TD_TARGET_AVX512 static TD_INLINE bool
-td_scan_avx512_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-		 uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
-		 const bool fat)
-{
-	TD_VECTOR_SCAN(64, __m512i, TD_TABS64, TD_MASK64, TD_NZ64, TD_STORE64,
-		       _mm512_or_si512, 1, 128,
-		       td_tail64(t, s, p, last, sbase, ctx, keyw, fat, T0, T1));
-}
+TD_LEVEL64(avx512, TD_TARGET_AVX512, td_nib64, TD_TABS64)
 
 /* ---- AVX-512 VBMI: one two-table byte permute per key byte ---- */
 
@@ -619,49 +624,7 @@ TD_TARGET_VBMI static TD_INLINE __m512i td_look7(__m512i d, __m512i lo,
 	return _mm512_permutex2var_epi8(lo, d, hi);
 }
 
-/* td_mask64ax's twin */
-TD_TARGET_VBMI static TD_INLINE __m512i td_mask7ax(__m512i a, __m512i x,
-						   unsigned int keyw,
-						   const __m512i *T)
-{
-	__m512i m = td_look7(a, T[0], T[1]);
-
-	if (keyw > 1)
-		m = _mm512_and_si512(m, td_look7(_mm512_alignr_epi8(x, a, 1),
-						 T[2], T[3]));
-	if (keyw > 2)
-		m = _mm512_and_si512(m, td_look7(_mm512_alignr_epi8(x, a, 2),
-						 T[4], T[5]));
-	if (keyw > 3)
-		m = _mm512_and_si512(m, td_look7(_mm512_alignr_epi8(x, a, 3),
-						 T[6], T[7]));
-	return m;
-}
-
-TD_TARGET_VBMI static TD_INLINE __m512i td_mask7(const u8 *s, size_t p,
-						 unsigned int keyw,
-						 const __m512i *T)
-{
-	__m512i a = _mm512_loadu_si512((const void *)(s + p));
-	__m512i x = _mm512_alignr_epi32(
-		_mm512_loadu_si512((const void *)(s + p + 64)), a, 4);
-
-	return td_mask7ax(a, x, keyw, T);
-}
-
-TD_TAIL64(td_tail7, TD_TARGET_VBMI, td_mask7ax)
-
-#define TD_MASK7(p, T) td_mask7(s, p, keyw, T)
-
-TD_TARGET_VBMI static TD_INLINE bool
-td_scan_vbmi_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
-	       const bool fat)
-{
-	TD_VECTOR_SCAN(64, __m512i, TD_TABS7, TD_MASK7, TD_NZ64, TD_STORE64,
-		       _mm512_or_si512, 1, 128,
-		       td_tail7(t, s, p, last, sbase, ctx, keyw, fat, T0, T1));
-}
+TD_LEVEL64(vbmi, TD_TARGET_VBMI, td_look7, TD_TABS7)
 
 /* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
  * in the loop. */
