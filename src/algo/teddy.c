@@ -304,9 +304,11 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * block while p <= n - REACH, where n = last + longest bytes are in hand;
  * two vectors per step with SSSE3 and AVX2 (one branch for 2W starts).
  * With 16 buckets (fat) a second set of tables gives buckets 8-15.  The
- * starts left after the last whole vector go to the scalar filter.
- * T[2 * j] and T[2 * j + 1] are key position j's low and high nibble
- * tables; inlined with constant keyw and fat, they stay in registers.
+ * starts left after the last whole vector go to TAIL.  TABS loads key
+ * position j's tables into T[2 * j] and T[2 * j + 1] (the low and high
+ * nibble tables; with VBMI, the two halves of tab7), MASK(s, p, keyw, T)
+ * gives the buckets of the W starts from p; inlined with constant keyw and
+ * fat, the tables stay in registers.
  */
 #define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL) \
 	do {                                                                 \
