@@ -548,6 +548,22 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		return td_mask_##sfx##_ax(a, x, keyw, T);                      \
 	}                                                                      \
                                                                                \
+	/* the starts from p of bytes [p, n), the bytes past n read as 0 */  \
+	target static TD_INLINE void td_load_##sfx(const u8 *s, size_t p,      \
+						   size_t n, __m512i *a,       \
+						   __m512i *x)                 \
+	{                                                                      \
+		size_t left = n - p;                                           \
+		__mmask64 k0 = left >= 64 ? ~0ull : (1ull << left) - 1;        \
+		__mmask64 k1 = left >= 128 ? ~0ull :                           \
+			       left <= 64  ? 0 :                               \
+					     (1ull << (left - 64)) - 1;        \
+                                                                               \
+		*a = _mm512_maskz_loadu_epi8(k0, s + p);                       \
+		*x = _mm512_alignr_epi32(                                      \
+			_mm512_maskz_loadu_epi8(k1, s + p + 64), *a, 4);       \
+	}                                                                      \
+                                                                               \
 	target static TD_INLINE bool td_tail_##sfx(                            \
 		const struct teddy *t, const u8 *s, size_t p, size_t last,     \
 		uint64_t sbase, struct td_ctx *ctx, unsigned int keyw,         \
@@ -558,20 +574,13 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		u8 buf1[64] __attribute__((aligned(64)));                      \
                                                                                \
 		for (; p <= last; p += 64) {                                   \
-			size_t left = n - p, cnt = last - p + 1;               \
-			__mmask64 k0 = left >= 64 ? ~0ull :                    \
-						    (1ull << left) - 1;        \
-			__mmask64 k1 = left >= 128 ? ~0ull :                   \
-				       left <= 64  ? 0 :                       \
-						     (1ull << (left - 64)) - 1; \
-			__m512i a = _mm512_maskz_loadu_epi8(k0, s + p);        \
-			__m512i x = _mm512_alignr_epi32(                       \
-				_mm512_maskz_loadu_epi8(k1, s + p + 64), a,    \
-				4);                                            \
-			__m512i m0 = td_mask_##sfx##_ax(a, x, keyw, T0);       \
-			__m512i m1 = m0;                                       \
+			size_t cnt = last - p + 1;                             \
+			__m512i a, x, m0, m1;                                  \
 			uint64_t m;                                            \
                                                                                \
+			td_load_##sfx(s, p, n, &a, &x);                        \
+			m0 = td_mask_##sfx##_ax(a, x, keyw, T0);               \
+			m1 = m0;                                               \
 			if (fat)                                               \
 				m1 = td_mask_##sfx##_ax(a, x, keyw, T1);       \
 			m = TD_NZ64(_mm512_or_si512(m0, m1));                  \
@@ -598,6 +607,50 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			       TD_STORE64, _mm512_or_si512, 1, 128,            \
 			       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
 					     fat, T0, T1));                    \
+	}                                                                      \
+                                                                               \
+	target static TD_INLINE size_t td_first_##sfx##_k(                     \
+		const struct teddy *t, const u8 *s, size_t last,               \
+		const unsigned int keyw)                                       \
+	{                                                                      \
+		const size_t n = last + t->longest;                            \
+		__m512i T[2 * TD_MAXKEY], a, x;                                \
+		uint64_t m;                                                    \
+		size_t p;                                                      \
+		unsigned int j;                                                \
+                                                                               \
+		for (j = 0; j < keyw; j++)                                     \
+			TABS(T[2 * j], T[2 * j + 1], 0, j);                    \
+		for (p = 0; p + 128 <= n && p <= last; p += 64) {              \
+			m = TD_NZ64(td_mask_##sfx(s, p, keyw, T));             \
+			if (m)                                                 \
+				return p + (size_t)__builtin_ctzll(m);         \
+		}                                                              \
+		for (; p <= last; p += 64) {                                   \
+			td_load_##sfx(s, p, n, &a, &x);                        \
+			m = TD_NZ64(td_mask_##sfx##_ax(a, x, keyw, T));        \
+			if (m)                                                 \
+				return p + (size_t)__builtin_ctzll(m);         \
+		}                                                              \
+		return last + 1;                                               \
+	}                                                                      \
+                                                                               \
+	/* The first start up to @last (8 buckets) that the filter lets     \
+	 * through, else last + 1 (or more): a scan's prefilter, without a  \
+	 * verify in its loop to spill the tables around. */                 \
+	target static __attribute__((noinline)) size_t td_first_##sfx(        \
+		const struct teddy *t, const u8 *s, size_t last)               \
+	{                                                                      \
+		switch (t->keyw) {                                             \
+		case 1:                                                        \
+			return td_first_##sfx##_k(t, s, last, 1);              \
+		case 2:                                                        \
+			return td_first_##sfx##_k(t, s, last, 2);              \
+		case 3:                                                        \
+			return td_first_##sfx##_k(t, s, last, 3);              \
+		default:                                                       \
+			return td_first_##sfx##_k(t, s, last, 4);              \
+		}                                                              \
 	}
 
 TD_LEVEL64(avx512, TD_TARGET_AVX512, td_nib64, TD_TABS64)
@@ -1526,7 +1579,13 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 	if (!_mm256_testc_si256(nd, none) &&
 	    tds_hit(q, tds_step(q, nd, s + T, T)))
 		return false;
-	if (t->scan(t, s, 0, n - t->longest, 0, &ctx)) {
+	from = 0;
+	if (t->level == TD_VBMI)
+		from = td_first_vbmi(t, s, n - t->longest);
+	else if (t->level == TD_AVX512)
+		from = td_first_avx512(t, s, n - t->longest);
+	if (from <= n - t->longest &&
+	    t->scan(t, s, from, n - t->longest, 0, &ctx)) {
 		from = ctx.best.start;
 	} else {
 		nd = tds_step(q, none, s + n, T);
