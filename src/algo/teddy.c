@@ -548,16 +548,15 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		return td_mask_##sfx##_ax(a, x, keyw, T);                      \
 	}                                                                      \
                                                                                \
-	/* the starts from p of bytes [p, n), the bytes past n read as 0 */  \
-	target static TD_INLINE void td_load_##sfx(const u8 *s, size_t p,      \
-						   size_t n, __m512i *a,       \
-						   __m512i *x)                 \
+	/* the starts from p of bytes [p, n), the bytes past n read as 0 */    \
+	target static TD_INLINE void td_load_##sfx(                            \
+		const u8 *s, size_t p, size_t n, __m512i *a, __m512i *x)       \
 	{                                                                      \
 		size_t left = n - p;                                           \
 		__mmask64 k0 = left >= 64 ? ~0ull : (1ull << left) - 1;        \
 		__mmask64 k1 = left >= 128 ? ~0ull :                           \
 			       left <= 64  ? 0 :                               \
-					     (1ull << (left - 64)) - 1;        \
+					     (1ull << (left - 64)) - 1;         \
                                                                                \
 		*a = _mm512_maskz_loadu_epi8(k0, s + p);                       \
 		*x = _mm512_alignr_epi32(                                      \
@@ -637,9 +636,9 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
                                                                                \
 	/* The first start up to @last (8 buckets) that the filter lets     \
 	 * through, else last + 1 (or more): a scan's prefilter, without a  \
-	 * verify in its loop to spill the tables around. */                 \
-	target static __attribute__((noinline)) size_t td_first_##sfx(        \
-		const struct teddy *t, const u8 *s, size_t last)               \
+	 * verify in its loop to spill the tables around. */  \
+	target static __attribute__((noinline))                                \
+	size_t td_first_##sfx(const struct teddy *t, const u8 *s, size_t last) \
 	{                                                                      \
 		switch (t->keyw) {                                             \
 		case 1:                                                        \
