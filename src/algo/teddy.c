@@ -310,66 +310,73 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * gives the buckets of the W starts from p; inlined with constant keyw and
  * fat, the tables stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL) \
-	do {                                                                 \
-		const size_t n = last + t->longest;                          \
-		size_t p = from, vend;                                       \
-		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                    \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                \
-		u8 buf1[2 * (W)] __attribute__((aligned(64)));               \
-		unsigned int j_;                                             \
-                                                                             \
-		for (j_ = 0; j_ < keyw; j_++) {                              \
-			TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);             \
-			if (fat)                                             \
-				TABS(T1[2 * j_], T1[2 * j_ + 1], 1, j_);     \
-		}                                                            \
-		if (n >= (REACH)) {                                          \
-			vend = n - (REACH);                                  \
-			if (vend > last)                                     \
-				vend = last;                                 \
-			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) { \
-				vec a = MASK(s, p, keyw, T0),                \
-				    b = MASK(s, p + (W), keyw, T0);          \
-				vec a1 = a, b1 = b;                          \
-				uint64_t m;                                  \
-				if (fat) {                                   \
-					a1 = MASK(s, p, keyw, T1);           \
-					b1 = MASK(s, p + (W), keyw, T1);     \
-				}                                            \
-				m = NZ(OR(a, a1)) | NZ(OR(b, b1))            \
-							    << ((W) % 64);   \
-				if (__builtin_expect(!m, 1))                 \
-					continue;                            \
-				STORE(buf, a);                               \
-				STORE(buf + (W), b);                         \
-				if (fat) {                                   \
-					STORE(buf1, a1);                     \
-					STORE(buf1 + (W), b1);               \
-				}                                            \
-				if (td_walk(t, s, p, m, buf,                 \
-					    fat ? buf1 : NULL, last, sbase,  \
-					    ctx))                            \
-					return true;                         \
-			}                                                    \
-			for (; p <= vend; p += (W)) {                        \
-				vec a = MASK(s, p, keyw, T0), a1 = a;        \
-				uint64_t m;                                  \
-				if (fat)                                     \
-					a1 = MASK(s, p, keyw, T1);           \
-				m = NZ(OR(a, a1));                           \
-				if (__builtin_expect(!m, 1))                 \
-					continue;                            \
-				STORE(buf, a);                               \
-				if (fat)                                     \
-					STORE(buf1, a1);                     \
-				if (td_walk(t, s, p, m, buf,                 \
-					    fat ? buf1 : NULL, last, sbase,  \
-					    ctx))                            \
-					return true;                         \
-			}                                                    \
-		}                                                            \
-		return p <= last && TAIL;                                    \
+#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL)  \
+	do {                                                                  \
+		const size_t n = last + t->longest;                           \
+		size_t p = from, vend = 0;                                    \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b, a1, b1;       \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                 \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));                \
+		unsigned int j_, step_;                                       \
+		uint64_t m;                                                   \
+                                                                              \
+		if (n >= (REACH)) {                                           \
+			vend = n - (REACH);                                   \
+			if (vend > last)                                      \
+				vend = last;                                  \
+		}                                                             \
+		/* the tables anew after each td_walk(): kept across the    \
+		 * call, they would be copied to the stack and back */ \
+		while (n >= (REACH) && p <= vend) {                           \
+			_Pragma("GCC unroll 4") for (j_ = 0; j_ < keyw; j_++) \
+			{                                                     \
+				TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);      \
+				if (fat)                                      \
+					TABS(T1[2 * j_], T1[2 * j_ + 1], 1,   \
+					     j_);                             \
+			}                                                     \
+			m = 0;                                                \
+			step_ = 2 * (W);                                      \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {  \
+				a = MASK(s, p, keyw, T0);                     \
+				b = MASK(s, p + (W), keyw, T0);               \
+				a1 = a, b1 = b;                               \
+				if (fat) {                                    \
+					a1 = MASK(s, p, keyw, T1);            \
+					b1 = MASK(s, p + (W), keyw, T1);      \
+				}                                             \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))             \
+							    << ((W) % 64);    \
+				if (__builtin_expect(m != 0, 0))              \
+					break;                                \
+			}                                                     \
+			if (!m) {                                             \
+				step_ = (W);                                  \
+				for (; p <= vend; p += (W)) {                 \
+					a = MASK(s, p, keyw, T0), a1 = a;     \
+					if (fat)                              \
+						a1 = MASK(s, p, keyw, T1);    \
+					m = NZ(OR(a, a1));                    \
+					if (__builtin_expect(m != 0, 0))      \
+						break;                        \
+				}                                             \
+			}                                                     \
+			if (!m)                                               \
+				break;                                        \
+			STORE(buf, a);                                        \
+			if (fat)                                              \
+				STORE(buf1, a1);                              \
+			if (step_ > (W)) {                                    \
+				STORE(buf + (W), b);                          \
+				if (fat)                                      \
+					STORE(buf1 + (W), b1);                \
+			}                                                     \
+			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last, \
+				    sbase, ctx))                              \
+				return true;                                  \
+			p += step_;                                           \
+		}                                                             \
+		return p <= last && TAIL;                                     \
 	} while (0)
 
 /* ---- SSSE3 ---- */
@@ -566,17 +573,25 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 	target static TD_INLINE bool td_tail_##sfx(                            \
 		const struct teddy *t, const u8 *s, size_t p, size_t last,     \
 		uint64_t sbase, struct td_ctx *ctx, unsigned int keyw,         \
-		bool fat, const __m512i *T0, const __m512i *T1)                \
+		bool fat)                                                      \
 	{                                                                      \
 		const size_t n = last + t->longest;                            \
 		u8 buf[64] __attribute__((aligned(64)));                       \
 		u8 buf1[64] __attribute__((aligned(64)));                      \
+		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                  \
+		unsigned int j;                                                \
                                                                                \
 		for (; p <= last; p += 64) {                                   \
 			size_t cnt = last - p + 1;                             \
 			__m512i a, x, m0, m1;                                  \
 			uint64_t m;                                            \
                                                                                \
+			_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)     \
+			{                                                      \
+				TABS(T0[2 * j], T0[2 * j + 1], 0, j);          \
+				if (fat)                                       \
+					TABS(T1[2 * j], T1[2 * j + 1], 1, j);  \
+			}                                                      \
 			td_load_##sfx(s, p, n, &a, &x);                        \
 			m0 = td_mask_##sfx##_ax(a, x, keyw, T0);               \
 			m1 = m0;                                               \
@@ -605,50 +620,72 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		TD_VECTOR_SCAN(64, __m512i, TABS, td_mask_##sfx, TD_NZ64,      \
 			       TD_STORE64, _mm512_or_si512, 1, 128,            \
 			       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
-					     fat, T0, T1));                    \
+					     fat));                            \
 	}                                                                      \
                                                                                \
 	target static TD_INLINE size_t td_first_##sfx##_k(                     \
-		const struct teddy *t, const u8 *s, size_t last,               \
-		const unsigned int keyw)                                       \
+		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
+		const unsigned int keyw, const bool fat)                       \
 	{                                                                      \
 		const size_t n = last + t->longest;                            \
-		__m512i T[2 * TD_MAXKEY], a, x;                                \
+		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, x, v;         \
 		uint64_t m;                                                    \
 		size_t p;                                                      \
 		unsigned int j;                                                \
                                                                                \
-		for (j = 0; j < keyw; j++)                                     \
-			TABS(T[2 * j], T[2 * j + 1], 0, j);                    \
-		for (p = 0; p + 128 <= n && p <= last; p += 64) {              \
-			m = TD_NZ64(td_mask_##sfx(s, p, keyw, T));             \
+		_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)             \
+		{                                                              \
+			TABS(T0[2 * j], T0[2 * j + 1], 0, j);                  \
+			if (fat)                                               \
+				TABS(T1[2 * j], T1[2 * j + 1], 1, j);          \
+		}                                                              \
+		for (p = from; p + 128 <= n && p <= last; p += 64) {           \
+			v = td_mask_##sfx(s, p, keyw, T0);                     \
+			if (fat)                                               \
+				v = _mm512_or_si512(                           \
+					v, td_mask_##sfx(s, p, keyw, T1));     \
+			m = TD_NZ64(v);                                        \
 			if (m)                                                 \
 				return p + (size_t)__builtin_ctzll(m);         \
 		}                                                              \
 		for (; p <= last; p += 64) {                                   \
 			td_load_##sfx(s, p, n, &a, &x);                        \
-			m = TD_NZ64(td_mask_##sfx##_ax(a, x, keyw, T));        \
+			v = td_mask_##sfx##_ax(a, x, keyw, T0);                \
+			if (fat)                                               \
+				v = _mm512_or_si512(                           \
+					v,                                     \
+					td_mask_##sfx##_ax(a, x, keyw, T1));   \
+			m = TD_NZ64(v);                                        \
 			if (m)                                                 \
 				return p + (size_t)__builtin_ctzll(m);         \
 		}                                                              \
 		return last + 1;                                               \
 	}                                                                      \
                                                                                \
-	/* The first start up to @last (8 buckets) that the filter lets     \
-	 * through, else last + 1 (or more): a scan's prefilter, without a  \
-	 * verify in its loop to spill the tables around. */  \
-	target static __attribute__((noinline))                                \
-	size_t td_first_##sfx(const struct teddy *t, const u8 *s, size_t last) \
+	/* The first start from @from to @last that the filter lets         \
+	 * through (their windows in hand), else last + 1 (or more): a       \
+	 * scan's prefilter, without a verify in its loop to spill the       \
+	 * tables around. */  \
+	target static __attribute__((noinline)) size_t td_first_##sfx(         \
+		const struct teddy *t, const u8 *s, size_t from, size_t last)  \
 	{                                                                      \
-		switch (t->keyw) {                                             \
+		switch (t->keyw + 4 * (t->nbuckets > 8)) {                     \
 		case 1:                                                        \
-			return td_first_##sfx##_k(t, s, last, 1);              \
+			return td_first_##sfx##_k(t, s, from, last, 1, false); \
 		case 2:                                                        \
-			return td_first_##sfx##_k(t, s, last, 2);              \
+			return td_first_##sfx##_k(t, s, from, last, 2, false); \
 		case 3:                                                        \
-			return td_first_##sfx##_k(t, s, last, 3);              \
+			return td_first_##sfx##_k(t, s, from, last, 3, false); \
+		case 4:                                                        \
+			return td_first_##sfx##_k(t, s, from, last, 4, false); \
+		case 5:                                                        \
+			return td_first_##sfx##_k(t, s, from, last, 1, true);  \
+		case 6:                                                        \
+			return td_first_##sfx##_k(t, s, from, last, 2, true);  \
+		case 7:                                                        \
+			return td_first_##sfx##_k(t, s, from, last, 3, true);  \
 		default:                                                       \
-			return td_first_##sfx##_k(t, s, last, 4);              \
+			return td_first_##sfx##_k(t, s, from, last, 4, true);  \
 		}                                                              \
 	}
 
@@ -1298,6 +1335,21 @@ static bool tds_find(const struct teddy *t, const struct tds *st,
 	return false;
 }
 
+/* The first start from @from to @to (exclusive) of @s, whose windows are
+ * in hand, that the filter lets through, else @to: below AVX-512, @from.
+ * A region without a candidate then costs no scan's setup. */
+static size_t td_prefilter(const struct teddy *t, const u8 *s, size_t from,
+			   size_t to)
+{
+#if TD_X86
+	if (t->level == TD_VBMI)
+		from = td_first_vbmi(t, s, from, to - 1);
+	else if (t->level == TD_AVX512)
+		from = td_first_avx512(t, s, from, to - 1);
+#endif
+	return from < to ? from : to;
+}
+
 /* Whether a pattern longer than the @avail bytes from s[q] begins with
  * them: then a match may still begin at q. */
 static bool td_pending(const struct teddy *t, const u8 *s, size_t q,
@@ -1578,11 +1630,7 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 	if (!_mm256_testc_si256(nd, none) &&
 	    tds_hit(q, tds_step(q, nd, s + T, T)))
 		return false;
-	from = 0;
-	if (t->level == TD_VBMI)
-		from = td_first_vbmi(t, s, n - t->longest);
-	else if (t->level == TD_AVX512)
-		from = td_first_avx512(t, s, n - t->longest);
+	from = td_prefilter(t, s, 0, n - t->longest + 1);
 	if (from <= n - t->longest &&
 	    t->scan(t, s, from, n - t->longest, 0, &ctx)) {
 		from = ctx.best.start;
@@ -1685,6 +1733,9 @@ tds_next_slow(struct ts_config *conf, void *state,
 		if (first < lo)
 			first = lo;
 		pend = to;
+		/* the carried starts: a few, not worth a scan's setup */
+		if (st->phase == TDS_HEAD && first < to)
+			first = td_prefilter(t, r, first, to);
 		if (first >= to) {
 			found = false;
 		} else if (st->phase == TDS_TAIL || st->phase == TDS_SHORT) {
