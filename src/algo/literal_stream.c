@@ -197,10 +197,14 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 		t->quick_max = LIT_QUICK;
 	t->quick_tail = m - 1 <= LIT_QUICK;
 	rb_choose_positions(t->folded, m, t->icase, &t->i1, &t->i2);
+	t->i3 = m >= 3 ? rb_choose_third(t->folded, m, t->icase, t->i1, t->i2) :
+			 t->i1;
 	t->c1 = t->folded[t->i1];
 	t->c2 = t->folded[t->i2];
+	t->c3 = t->folded[t->i3];
 	t->or1 = t->icase && rb_is_folding_letter(t->c1) ? 0x20 : 0;
 	t->or2 = t->icase && rb_is_folding_letter(t->c2) ? 0x20 : 0;
+	t->or3 = t->icase && rb_is_folding_letter(t->c3) ? 0x20 : 0;
 	t->p0 = t->folded[0];
 	t->p1 = t->folded[m > 1 ? 1 : 0];
 	t->o0 = t->icase && rb_is_folding_letter(t->p0) ? 0x20 : 0;
@@ -260,7 +264,11 @@ static inline LIT_TARGET size_t lit_check(const struct lit *l, __m512i pat,
 			*stop = q;
 			return LIT_GIVEUP;
 		}
-		if (lit_prefix(l, pat, s + q, l->t->m))
+		/* a third byte first: where a pair of common bytes lets
+		 * many through (a short pattern of letters), it costs less
+		 * than their verifies */
+		if ((u8)(s[q + l->t->i3] | l->t->or3) == l->t->c3 &&
+		    lit_prefix(l, pat, s + q, l->t->m))
 			return q;
 		k &= k - 1;
 	}

@@ -21,9 +21,9 @@ struct lit_tab {
 	size_t quick_max;   /* the longest write lit_quick() takes */
 	bool quick_tail;    /* and it takes the last m - 1 bytes */
 	u8 fold[256];
-	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
-	unsigned int m, i1, i2;
-	u8 c1, c2, or1, or2, p0, p1, o0, o1;
+	u8 folded[LIT_MAX];	    /* zero past m: loaded whole */
+	unsigned int m, i1, i2, i3; /* i3 narrows the candidates of i1, i2 */
+	u8 c1, c2, c3, or1, or2, or3, p0, p1, o0, o1;
 	bool icase, overlap;
 };
 
