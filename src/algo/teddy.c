@@ -310,73 +310,75 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * gives the buckets of the W starts from p; inlined with constant keyw and
  * fat, the tables stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL)  \
-	do {                                                                  \
-		const size_t n = last + t->longest;                           \
-		size_t p = from, vend = 0;                                    \
-		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b, a1, b1;       \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                 \
-		u8 buf1[2 * (W)] __attribute__((aligned(64)));                \
-		unsigned int j_, step_;                                       \
-		uint64_t m;                                                   \
-                                                                              \
-		if (n >= (REACH)) {                                           \
-			vend = n - (REACH);                                   \
-			if (vend > last)                                      \
-				vend = last;                                  \
-		}                                                             \
+#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL)     \
+	do {                                                                     \
+		const size_t n = last + t->longest;                              \
+		size_t p = from, vend = 0;                                       \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b, a1, b1;          \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                    \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));                   \
+		unsigned int j_, step_;                                          \
+		uint64_t m;                                                      \
+                                                                                 \
+		if (n >= (REACH)) {                                              \
+			vend = n - (REACH);                                      \
+			if (vend > last)                                         \
+				vend = last;                                     \
+		}                                                                \
 		/* the tables anew after each td_walk(): kept across the    \
-		 * call, they would be copied to the stack and back */ \
-		while (n >= (REACH) && p <= vend) {                           \
-			_Pragma("GCC unroll 4") for (j_ = 0; j_ < keyw; j_++) \
-			{                                                     \
-				TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);      \
-				if (fat)                                      \
-					TABS(T1[2 * j_], T1[2 * j_ + 1], 1,   \
-					     j_);                             \
-			}                                                     \
-			m = 0;                                                \
-			step_ = 2 * (W);                                      \
-			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {  \
-				a = MASK(s, p, keyw, T0);                     \
-				b = MASK(s, p + (W), keyw, T0);               \
-				a1 = a, b1 = b;                               \
-				if (fat) {                                    \
-					a1 = MASK(s, p, keyw, T1);            \
-					b1 = MASK(s, p + (W), keyw, T1);      \
-				}                                             \
-				m = NZ(OR(a, a1)) | NZ(OR(b, b1))             \
-							    << ((W) % 64);    \
-				if (__builtin_expect(m != 0, 0))              \
-					break;                                \
-			}                                                     \
-			if (!m) {                                             \
-				step_ = (W);                                  \
-				for (; p <= vend; p += (W)) {                 \
-					a = MASK(s, p, keyw, T0), a1 = a;     \
-					if (fat)                              \
-						a1 = MASK(s, p, keyw, T1);    \
-					m = NZ(OR(a, a1));                    \
-					if (__builtin_expect(m != 0, 0))      \
-						break;                        \
-				}                                             \
-			}                                                     \
-			if (!m)                                               \
-				break;                                        \
-			STORE(buf, a);                                        \
-			if (fat)                                              \
-				STORE(buf1, a1);                              \
-			if (step_ > (W)) {                                    \
-				STORE(buf + (W), b);                          \
-				if (fat)                                      \
-					STORE(buf1 + (W), b1);                \
-			}                                                     \
-			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last, \
-				    sbase, ctx))                              \
-				return true;                                  \
-			p += step_;                                           \
-		}                                                             \
-		return p <= last && TAIL;                                     \
+		 * call, they would be copied to the stack and back */    \
+		while (n >= (REACH) && p <= vend) {                              \
+			_Pragma("GCC unroll 4") for (j_ = 0; j_ < keyw; j_++)    \
+			{                                                        \
+				TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);         \
+				if (fat)                                         \
+					TABS(T1[2 * j_], T1[2 * j_ + 1], 1,      \
+					     j_);                                \
+			}                                                        \
+			m = 0;                                                   \
+			step_ = 2 * (W);                                         \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {     \
+				a = MASK(s, p, keyw, T0);                        \
+				b = MASK(s, p + (W), keyw, T0);                  \
+				a1 = a, b1 = b;                                  \
+				if (fat) {                                       \
+					a1 = MASK(s, p, keyw, T1);               \
+					b1 = MASK(s, p + (W), keyw, T1);         \
+				}                                                \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))                \
+							    << ((W) % 64);       \
+				if (__builtin_expect(m != 0, 0))                 \
+					break;                                   \
+			}                                                        \
+			if (!m) {                                                \
+				step_ = (W);                                     \
+				b = b1 =                                         \
+					T0[0]; /* unread; for -Wuninitialized */ \
+				for (; p <= vend; p += (W)) {                    \
+					a = MASK(s, p, keyw, T0), a1 = a;        \
+					if (fat)                                 \
+						a1 = MASK(s, p, keyw, T1);       \
+					m = NZ(OR(a, a1));                       \
+					if (__builtin_expect(m != 0, 0))         \
+						break;                           \
+				}                                                \
+			}                                                        \
+			if (!m)                                                  \
+				break;                                           \
+			STORE(buf, a);                                           \
+			if (fat)                                                 \
+				STORE(buf1, a1);                                 \
+			if (step_ > (W)) {                                       \
+				STORE(buf + (W), b);                             \
+				if (fat)                                         \
+					STORE(buf1 + (W), b1);                   \
+			}                                                        \
+			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last,    \
+				    sbase, ctx))                                 \
+				return true;                                     \
+			p += step_;                                              \
+		}                                                                \
+		return p <= last && TAIL;                                        \
 	} while (0)
 
 /* ---- SSSE3 ---- */
