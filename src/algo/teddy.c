@@ -234,6 +234,22 @@ static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
 
 #define TD_INLINE inline __attribute__((always_inline))
 
+/* Return @call(..., k) with k the constant t->keyw (1 to 4): each key
+ * width compiled apart, its loops unrolled and without a branch. */
+#define TD_BY_KEYW(call, ...)                        \
+	do {                                         \
+		switch (t->keyw) {                   \
+		case 1:                              \
+			return call(__VA_ARGS__, 1); \
+		case 2:                              \
+			return call(__VA_ARGS__, 2); \
+		case 3:                              \
+			return call(__VA_ARGS__, 3); \
+		default:                             \
+			return call(__VA_ARGS__, 4); \
+		}                                    \
+	} while (0)
+
 static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
 				       size_t from, size_t last, uint64_t sbase,
 				       struct td_ctx *ctx, unsigned int keyw)
@@ -256,16 +272,7 @@ static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
 static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
 			   size_t last, uint64_t sbase, struct td_ctx *ctx)
 {
-	switch (t->keyw) {
-	case 1:
-		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 1);
-	case 2:
-		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 2);
-	case 3:
-		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 3);
-	default:
-		return td_scan_scalar_k(t, s, from, last, sbase, ctx, 4);
-	}
+	TD_BY_KEYW(td_scan_scalar_k, t, s, from, last, sbase, ctx);
 }
 
 /* Go through the candidate starts base + k for the bits k of @mask, their
@@ -298,6 +305,21 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 #define TD_TARGET_AVX2 __attribute__((target("avx2")))
 #define TD_TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
 
+/* Key positions 0 to keyw - 1's tables into T0 (T1: buckets 8-15 when
+ * fat), by TABS below.  Unrolled: a loop would leave them an array on the
+ * stack, copied there and back at every call. */
+#define TD_LOAD_TABS(TABS, T0, T1)                                       \
+	do {                                                             \
+		unsigned int j_;                                         \
+                                                                         \
+		_Pragma("GCC unroll 4") for (j_ = 0; j_ < keyw; j_++)    \
+		{                                                        \
+			TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);         \
+			if (fat)                                         \
+				TABS(T1[2 * j_], T1[2 * j_ + 1], 1, j_); \
+		}                                                        \
+	} while (0)
+
 /*
  * The vector scan: vectors of W starts from p, whose loads reach p + REACH
  * (SSSE3: p + j + 16 for j < keyw; AVX2 and AVX-512: p + 2W), inside the
@@ -310,75 +332,70 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * gives the buckets of the W starts from p; inlined with constant keyw and
  * fat, the tables stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL)     \
-	do {                                                                     \
-		const size_t n = last + t->longest;                              \
-		size_t p = from, vend = 0;                                       \
-		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b, a1, b1;          \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                    \
-		u8 buf1[2 * (W)] __attribute__((aligned(64)));                   \
-		unsigned int j_, step_;                                          \
-		uint64_t m;                                                      \
-                                                                                 \
-		if (n >= (REACH)) {                                              \
-			vend = n - (REACH);                                      \
-			if (vend > last)                                         \
-				vend = last;                                     \
-		}                                                                \
+#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL)    \
+	do {                                                                    \
+		const size_t n = last + t->longest;                             \
+		size_t p = from, vend = 0;                                      \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b, a1, b1;         \
+		u8 buf[2 * (W)] __attribute__((aligned(64)));                   \
+		u8 buf1[2 * (W)] __attribute__((aligned(64)));                  \
+		unsigned int step_;                                             \
+		uint64_t m;                                                     \
+                                                                                \
+		if (n >= (REACH)) {                                             \
+			vend = n - (REACH);                                     \
+			if (vend > last)                                        \
+				vend = last;                                    \
+		}                                                               \
 		/* the tables anew after each td_walk(): kept across the    \
-		 * call, they would be copied to the stack and back */    \
-		while (n >= (REACH) && p <= vend) {                              \
-			_Pragma("GCC unroll 4") for (j_ = 0; j_ < keyw; j_++)    \
-			{                                                        \
-				TABS(T0[2 * j_], T0[2 * j_ + 1], 0, j_);         \
-				if (fat)                                         \
-					TABS(T1[2 * j_], T1[2 * j_ + 1], 1,      \
-					     j_);                                \
-			}                                                        \
-			m = 0;                                                   \
-			step_ = 2 * (W);                                         \
-			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {     \
-				a = MASK(s, p, keyw, T0);                        \
-				b = MASK(s, p + (W), keyw, T0);                  \
-				a1 = a, b1 = b;                                  \
-				if (fat) {                                       \
-					a1 = MASK(s, p, keyw, T1);               \
-					b1 = MASK(s, p + (W), keyw, T1);         \
-				}                                                \
-				m = NZ(OR(a, a1)) | NZ(OR(b, b1))                \
-							    << ((W) % 64);       \
-				if (__builtin_expect(m != 0, 0))                 \
-					break;                                   \
-			}                                                        \
-			if (!m) {                                                \
-				step_ = (W);                                     \
-				b = b1 =                                         \
-					T0[0]; /* unread; for -Wuninitialized */ \
-				for (; p <= vend; p += (W)) {                    \
-					a = MASK(s, p, keyw, T0), a1 = a;        \
-					if (fat)                                 \
-						a1 = MASK(s, p, keyw, T1);       \
-					m = NZ(OR(a, a1));                       \
-					if (__builtin_expect(m != 0, 0))         \
-						break;                           \
-				}                                                \
-			}                                                        \
-			if (!m)                                                  \
-				break;                                           \
-			STORE(buf, a);                                           \
-			if (fat)                                                 \
-				STORE(buf1, a1);                                 \
-			if (step_ > (W)) {                                       \
-				STORE(buf + (W), b);                             \
-				if (fat)                                         \
-					STORE(buf1 + (W), b1);                   \
-			}                                                        \
-			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last,    \
-				    sbase, ctx))                                 \
-				return true;                                     \
-			p += step_;                                              \
-		}                                                                \
-		return p <= last && TAIL;                                        \
+		 * call, they would be copied to the stack and back */   \
+		while (n >= (REACH) && p <= vend) {                             \
+			TD_LOAD_TABS(TABS, T0, T1);                             \
+			m = 0;                                                  \
+			step_ = 2 * (W);                                        \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {    \
+				a = MASK(s, p, keyw, T0);                       \
+				b = MASK(s, p + (W), keyw, T0);                 \
+				a1 = a, b1 = b;                                 \
+				if (fat) {                                      \
+					a1 = MASK(s, p, keyw, T1);              \
+					b1 = MASK(s, p + (W), keyw, T1);        \
+				}                                               \
+				m = NZ(OR(a, a1)) | NZ(OR(b, b1))               \
+							    << ((W) % 64);      \
+				if (__builtin_expect(m != 0, 0))                \
+					break;                                  \
+			}                                                       \
+			if (!m) {                                               \
+				step_ = (W);                                    \
+				/* unread after one vector: for clang's       \
+				 * -Wuninitialized */ \
+				b = b1 = T0[0];                                 \
+				for (; p <= vend; p += (W)) {                   \
+					a = MASK(s, p, keyw, T0), a1 = a;       \
+					if (fat)                                \
+						a1 = MASK(s, p, keyw, T1);      \
+					m = NZ(OR(a, a1));                      \
+					if (__builtin_expect(m != 0, 0))        \
+						break;                          \
+				}                                               \
+			}                                                       \
+			if (!m)                                                 \
+				break;                                          \
+			STORE(buf, a);                                          \
+			if (fat)                                                \
+				STORE(buf1, a1);                                \
+			if (step_ > (W)) {                                      \
+				STORE(buf + (W), b);                            \
+				if (fat)                                        \
+					STORE(buf1 + (W), b1);                  \
+			}                                                       \
+			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last,   \
+				    sbase, ctx))                                \
+				return true;                                    \
+			p += step_;                                             \
+		}                                                               \
+		return p <= last && TAIL;                                       \
 	} while (0)
 
 /* ---- SSSE3 ---- */
@@ -423,8 +440,8 @@ TD_TARGET_SSSE3 static TD_INLINE __m128i td_mask16(const u8 *s, size_t p,
 
 TD_TARGET_SSSE3 static TD_INLINE bool
 td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
-		const bool fat)
+		uint64_t sbase, struct td_ctx *ctx, const bool fat,
+		const unsigned int keyw)
 {
 	TD_VECTOR_SCAN(16, __m128i, TD_TABS16, td_mask16, TD_NZ16, TD_STORE16,
 		       _mm_or_si128, 2, keyw + 15,
@@ -480,8 +497,8 @@ TD_TARGET_AVX2 static TD_INLINE __m256i td_mask32(const u8 *s, size_t p,
 
 TD_TARGET_AVX2 static TD_INLINE bool
 td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
-	       uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,
-	       const bool fat)
+	       uint64_t sbase, struct td_ctx *ctx, const bool fat,
+	       const unsigned int keyw)
 {
 	TD_VECTOR_SCAN(32, __m256i, TD_TABS32, td_mask32, TD_NZ32, TD_STORE32,
 		       _mm256_or_si256, 2, 64,
@@ -581,19 +598,13 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		u8 buf[64] __attribute__((aligned(64)));                       \
 		u8 buf1[64] __attribute__((aligned(64)));                      \
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                  \
-		unsigned int j;                                                \
                                                                                \
 		for (; p <= last; p += 64) {                                   \
 			size_t cnt = last - p + 1;                             \
 			__m512i a, x, m0, m1;                                  \
 			uint64_t m;                                            \
                                                                                \
-			_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)     \
-			{                                                      \
-				TABS(T0[2 * j], T0[2 * j + 1], 0, j);          \
-				if (fat)                                       \
-					TABS(T1[2 * j], T1[2 * j + 1], 1, j);  \
-			}                                                      \
+			TD_LOAD_TABS(TABS, T0, T1);                            \
 			td_load_##sfx(s, p, n, &a, &x);                        \
 			m0 = td_mask_##sfx##_ax(a, x, keyw, T0);               \
 			m1 = m0;                                               \
@@ -616,8 +627,8 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
                                                                                \
 	target static TD_INLINE bool td_scan_##sfx##_k(                        \
 		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
-		uint64_t sbase, struct td_ctx *ctx, const unsigned int keyw,   \
-		const bool fat)                                                \
+		uint64_t sbase, struct td_ctx *ctx, const bool fat,            \
+		const unsigned int keyw)                                       \
 	{                                                                      \
 		TD_VECTOR_SCAN(64, __m512i, TABS, td_mask_##sfx, TD_NZ64,      \
 			       TD_STORE64, _mm512_or_si512, 1, 128,            \
@@ -627,20 +638,14 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
                                                                                \
 	target static TD_INLINE size_t td_first_##sfx##_k(                     \
 		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
-		const unsigned int keyw, const bool fat)                       \
+		const bool fat, const unsigned int keyw)                       \
 	{                                                                      \
 		const size_t n = last + t->longest;                            \
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, x, v;         \
 		uint64_t m;                                                    \
 		size_t p;                                                      \
-		unsigned int j;                                                \
                                                                                \
-		_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)             \
-		{                                                              \
-			TABS(T0[2 * j], T0[2 * j + 1], 0, j);                  \
-			if (fat)                                               \
-				TABS(T1[2 * j], T1[2 * j + 1], 1, j);          \
-		}                                                              \
+		TD_LOAD_TABS(TABS, T0, T1);                                    \
 		for (p = from; p + 128 <= n && p <= last; p += 64) {           \
 			v = td_mask_##sfx(s, p, keyw, T0);                     \
 			if (fat)                                               \
@@ -671,24 +676,10 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 	target static __attribute__((noinline)) size_t td_first_##sfx(         \
 		const struct teddy *t, const u8 *s, size_t from, size_t last)  \
 	{                                                                      \
-		switch (t->keyw + 4 * (t->nbuckets > 8)) {                     \
-		case 1:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 1, false); \
-		case 2:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 2, false); \
-		case 3:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 3, false); \
-		case 4:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 4, false); \
-		case 5:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 1, true);  \
-		case 6:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 2, true);  \
-		case 7:                                                        \
-			return td_first_##sfx##_k(t, s, from, last, 3, true);  \
-		default:                                                       \
-			return td_first_##sfx##_k(t, s, from, last, 4, true);  \
-		}                                                              \
+		if (t->nbuckets > 8)                                           \
+			TD_BY_KEYW(td_first_##sfx##_k, t, s, from, last,       \
+				   true);                                      \
+		TD_BY_KEYW(td_first_##sfx##_k, t, s, from, last, false);       \
 	}
 
 TD_LEVEL64(avx512, TD_TARGET_AVX512, td_nib64, TD_TABS64)
@@ -721,21 +712,12 @@ TD_LEVEL64(vbmi, TD_TARGET_VBMI, td_look7, TD_TABS7)
 
 /* Each level for key widths 1 to 4 and 8 or 16 buckets, without a branch
  * in the loop. */
-#define TD_SCAN_FAT(name, target, fat)                                         \
-	target static bool name##_##fat(const struct teddy *t, const u8 *s,    \
-					size_t from, size_t last,              \
-					uint64_t sbase, struct td_ctx *ctx)    \
-	{                                                                      \
-		switch (t->keyw) {                                             \
-		case 1:                                                        \
-			return name##_k(t, s, from, last, sbase, ctx, 1, fat); \
-		case 2:                                                        \
-			return name##_k(t, s, from, last, sbase, ctx, 2, fat); \
-		case 3:                                                        \
-			return name##_k(t, s, from, last, sbase, ctx, 3, fat); \
-		default:                                                       \
-			return name##_k(t, s, from, last, sbase, ctx, 4, fat); \
-		}                                                              \
+#define TD_SCAN_FAT(name, target, fat)                                      \
+	target static bool name##_##fat(const struct teddy *t, const u8 *s, \
+					size_t from, size_t last,           \
+					uint64_t sbase, struct td_ctx *ctx) \
+	{                                                                   \
+		TD_BY_KEYW(name##_k, t, s, from, last, sbase, ctx, fat);    \
 	}
 #define TD_SCAN_LEVEL(name, target)      \
 	TD_SCAN_FAT(name, target, false) \
