@@ -202,13 +202,13 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	t->c1 = t->folded[t->i1];
 	t->c2 = t->folded[t->i2];
 	t->c3 = t->folded[t->i3];
-	t->or1 = t->icase && rb_is_folding_letter(t->c1) ? 0x20 : 0;
-	t->or2 = t->icase && rb_is_folding_letter(t->c2) ? 0x20 : 0;
-	t->or3 = t->icase && rb_is_folding_letter(t->c3) ? 0x20 : 0;
+	t->or1 = rb_fold_or(t->c1, t->icase);
+	t->or2 = rb_fold_or(t->c2, t->icase);
+	t->or3 = rb_fold_or(t->c3, t->icase);
 	t->p0 = t->folded[0];
 	t->p1 = t->folded[m > 1 ? 1 : 0];
-	t->o0 = t->icase && rb_is_folding_letter(t->p0) ? 0x20 : 0;
-	t->o1 = t->icase && rb_is_folding_letter(t->p1) ? 0x20 : 0;
+	t->o0 = rb_fold_or(t->p0, t->icase);
+	t->o1 = rb_fold_or(t->p1, t->icase);
 }
 
 static void lit_reset(struct ts_config *conf, void *state)

@@ -1284,9 +1284,9 @@ static void rb_choose(struct rb *r)
 	r->c1 = r->folded[r->i1];
 	r->c2 = r->folded[r->i2];
 	r->c3 = r->folded[r->i3];
-	r->or1 = r->icase && rb_is_folding_letter(r->c1) ? 0x20 : 0;
-	r->or2 = r->icase && rb_is_folding_letter(r->c2) ? 0x20 : 0;
-	r->or3 = r->icase && rb_is_folding_letter(r->c3) ? 0x20 : 0;
+	r->or1 = rb_fold_or(r->c1, r->icase);
+	r->or2 = rb_fold_or(r->c2, r->icase);
+	r->or3 = rb_fold_or(r->c3, r->icase);
 	/* one byte: i1 == i2 covers it; two: i1 and i2 are 0 and 1 */
 	r->exact = m <= 2;
 }
@@ -1348,9 +1348,7 @@ static struct ts_config *rb_init_level(const void *pattern, unsigned int len,
 	memcpy(r->pattern, pattern, len);
 	for (i = 0; i < len; i++) {
 		r->folded[i] = r->fold[r->pattern[i]];
-		r->orv[i] = r->icase && rb_is_folding_letter(r->folded[i]) ?
-				    0x20 :
-				    0;
+		r->orv[i] = rb_fold_or(r->folded[i], r->icase);
 	}
 	rb_fill_borders(r);
 	rb_choose(r);

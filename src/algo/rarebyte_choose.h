@@ -45,6 +45,13 @@ static inline bool rb_is_folding_letter(u8 c)
 	return (c >= 'a' && c <= 'z') || (c >= 0xE0 && c <= 0xFE && c != 0xF7);
 }
 
+/* What a data byte is ORed with before it is compared with folded pattern
+ * byte @c: 0x20 where the other case matches too (TS_IGNORECASE). */
+static inline u8 rb_fold_or(u8 c, bool icase)
+{
+	return icase && rb_is_folding_letter(c) ? 0x20 : 0;
+}
+
 /* How common a folded pattern byte is in the data, matching either case. */
 static inline unsigned int rb_cost(u8 c, bool icase)
 {
