@@ -98,6 +98,14 @@ struct td_quick {
 	size_t max;			  /* the longest write taken */
 };
 
+/* A start with an occurrence, found ahead of its turn (tds_bulk()):
+ * relative to the scan's s, the best occurrence there and its buckets. */
+struct td_hit {
+	uint32_t q, end, id;
+	uint16_t bits;
+	bool only; /* the one occurrence at q */
+};
+
 /* What a search is looking for, and the best occurrence so far. */
 struct td_ctx {
 	struct ts_set_best best;
@@ -107,6 +115,10 @@ struct td_ctx {
 	bool overlap, have_prev;
 	uint64_t prev_start;
 	unsigned int prev_end, prev_id;
+	/* when set, a scan goes on past the starts with an occurrence,
+	 * keeping them here, until @maxhits are kept (td_found()) */
+	struct td_hit *hits;
+	unsigned int nhits, maxhits;
 };
 
 /* Settle the starts [from, last] of s (the bytes [from, last + longest)
@@ -217,6 +229,26 @@ static void td_verify(const struct teddy *t, const u8 *s, size_t q,
 	}
 }
 
+/* After the verify of start @q (buckets @bits): whether the scan stops,
+ * with ctx->best the first occurrence, or ctx->hits full. */
+static inline bool td_found(struct td_ctx *ctx, size_t q, unsigned int bits)
+{
+	struct td_hit *h;
+
+	if (!ctx->best.have)
+		return false;
+	if (!ctx->hits)
+		return true;
+	h = &ctx->hits[ctx->nhits++];
+	h->q = (uint32_t)q;
+	h->end = ctx->best.end;
+	h->id = ctx->best.id;
+	h->bits = (uint16_t)bits;
+	h->only = ctx->offered == 1;
+	ctx->best.have = false;
+	return ctx->nhits == ctx->maxhits;
+}
+
 /* The scalar filter at start @p (keyw bytes from s[p] readable). */
 static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
 				     size_t p, unsigned int keyw)
@@ -262,7 +294,7 @@ static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
 		if (__builtin_expect(m != 0, 0)) {
 			td_verify(t, s, p, last + t->longest - p, m, sbase,
 				  ctx);
-			if (ctx->best.have)
+			if (td_found(ctx, p, m))
 				return true;
 		}
 	}
@@ -293,7 +325,7 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 			return false;
 		td_verify(t, s, base + k, last + t->longest - (base + k), bits,
 			  sbase, ctx);
-		if (ctx->best.have)
+		if (td_found(ctx, base + k, bits))
 			return true;
 		mask &= mask - 1;
 	}
@@ -1220,6 +1252,9 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
 
 /* starts per call of the scan, so that positions fit its 32-bit offsets */
 #define TDS_CHUNK (1u << 30)
+/* Matches found per scan of a write's bulk: each next() then costs a
+ * look at the next one, not a scan's setup. */
+#define TDS_HITS 16u
 
 enum tds_phase { TDS_IDLE, TDS_HEAD, TDS_BULK, TDS_TAIL, TDS_SHORT, TDS_END };
 
@@ -1242,6 +1277,13 @@ struct tds {
 	uint64_t qend;
 	bool dvalid, lazy;
 	u8 ring[128 + TD_QUICK_WRITE];
+	/* In TDS_BULK: the starts with an occurrence that one scan found
+	 * ahead of their turn, hits[hit_next, hit_count) relative to stream
+	 * offset hit_base; the write's starts before @hit_done are settled
+	 * by them. */
+	struct td_hit hits[TDS_HITS];
+	unsigned int hit_next, hit_count;
+	uint64_t hit_base, hit_done;
 	u8 buf[]; /* longest - 1 carried, then tds_room() */
 };
 
@@ -1317,6 +1359,61 @@ static bool tds_find(const struct teddy *t, const struct tds *st,
 		from += cnt;
 	}
 	return false;
+}
+
+/*
+ * tds_find() for the bulk of a write (@r, @n bytes at stream offset
+ * @rbase, starts to @to with their windows in hand), through st->hits:
+ * a scan keeps up to TDS_HITS starts with an occurrence, and the next
+ * calls take them from there.  A start met again after a match there
+ * (more occurrences to come, with TS_OVERLAP) is verified anew.
+ */
+static bool tds_bulk(const struct teddy *t, struct tds *st, struct td_ctx *ctx,
+		     const u8 *r, uint64_t rbase, size_t from, size_t to,
+		     size_t n, uint64_t *at)
+{
+	for (;;) {
+		size_t cnt, q;
+
+		while (st->hit_next < st->hit_count) {
+			const struct td_hit *h = &st->hits[st->hit_next];
+
+			if (st->hit_base + h->q < st->resume) {
+				st->hit_next++;
+				continue;
+			}
+			*at = st->hit_base + h->q;
+			if (h->only) {
+				ctx->best = (struct ts_set_best){ true, 0,
+								  h->end - h->q,
+								  h->id };
+				ctx->offered = 1;
+				return true;
+			}
+			q = (size_t)(*at - rbase);
+			tds_ctx(st, ctx, *at, 0);
+			td_verify(t, r + q, 0, n - q, h->bits, 0, ctx);
+			if (ctx->best.have)
+				return true;
+			st->hit_next++;
+		}
+		if (st->hit_done > rbase + from)
+			from = (size_t)(st->hit_done - rbase);
+		if (from >= to)
+			return false;
+		cnt = to - from < TDS_CHUNK ? to - from : TDS_CHUNK;
+		/* the windows are in hand: no carried starts */
+		*ctx = (struct td_ctx){ .overlap = ctx->overlap,
+					.hits = st->hits,
+					.maxhits = TDS_HITS };
+		if (t->scan(t, r + from, 0, cnt - 1, 0, ctx))
+			cnt = st->hits[ctx->nhits - 1].q + 1;
+		st->hit_base = rbase + from;
+		st->hit_next = 0;
+		st->hit_count = ctx->nhits;
+		st->hit_done = rbase + from + cnt;
+		ctx->hits = NULL;
+	}
 }
 
 /* The first start from @from to @to (exclusive) of @s, whose windows are
@@ -1589,6 +1686,28 @@ TD_TARGET_AVX2 static TD_INLINE bool tds_quick(const struct teddy *t,
 	return true;
 }
 
+/* The last T = longest - 1 bytes of write @in, whose other starts are
+ * settled: true if no match ends in them, the state then the automata
+ * and those bytes, in the ring. */
+TD_TARGET_AVX2 static bool tds_quick_tail(const struct teddy *t, struct tds *st,
+					  const struct ts_stream_input *in)
+{
+	const struct td_quick *q = t->quick;
+	const size_t n = in->len, T = t->longest - 1;
+	__m256i nd =
+		tds_step(q, _mm256_set1_epi32(-1), (const u8 *)in->data + n, T);
+
+	if (tds_hit(q, nd))
+		return false;
+	_mm256_storeu_si256((void *)st->nd, nd);
+	if (T)
+		tds_ring(st, (const u8 *)in->data + n - T, in->offset + n - T,
+			 T);
+	st->qend = in->offset + n;
+	st->lazy = st->dvalid = true;
+	return true;
+}
+
 /*
  * A longer write (patterns of up to 17 bytes, T = longest - 1): the
  * starts in the carried bytes are settled by its first T bytes
@@ -1619,15 +1738,8 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 	    t->scan(t, s, from, n - t->longest, 0, &ctx)) {
 		from = ctx.best.start;
 	} else {
-		nd = tds_step(q, none, s + n, T);
-		if (!tds_hit(q, nd)) {
-			_mm256_storeu_si256((void *)st->nd, nd);
-			if (T)
-				tds_ring(st, s + n - T, in->offset + n - T, T);
-			st->qend = in->offset + n;
-			st->lazy = true;
+		if (tds_quick_tail(t, st, in))
 			return true;
-		}
 		from = n - T;
 	}
 	st->hlen = 0;
@@ -1662,6 +1774,29 @@ static void tds_unlazy(const struct teddy *t, struct tds *st)
 }
 #endif
 
+/* Return the match [@start, @end) of pattern @id, and go on after it:
+ * with TS_OVERLAP, at its start again unless it was the @last there. */
+static TD_INLINE void tds_report(struct tds *st, bool overlap,
+				 struct ts_match *m, uint64_t start,
+				 uint64_t end, unsigned int id, bool last)
+{
+	m->start = start;
+	m->end = end;
+	m->id = id;
+	if (!overlap) {
+		st->resume = end;
+	} else if (last) {
+		st->have_prev = false;
+		st->resume = start + 1;
+	} else {
+		st->have_prev = true;
+		st->prev_start = start;
+		st->prev_end = end;
+		st->prev_id = id;
+		st->resume = start;
+	}
+}
+
 static __attribute__((noinline)) int
 tds_next_slow(struct ts_config *conf, void *state,
 	      const struct ts_stream_input *in, struct ts_match *m)
@@ -1686,6 +1821,8 @@ tds_next_slow(struct ts_config *conf, void *state,
 				memcpy(st->buf + st->hlen, in->data, cap);
 				st->blen = st->hlen + cap;
 				st->phase = st->hlen ? TDS_HEAD : TDS_BULK;
+				st->hit_next = st->hit_count = 0;
+				st->hit_done = 0;
 			} else {
 				memcpy(st->buf + st->hlen, in->data, in->len);
 				st->blen = st->hlen + in->len;
@@ -1729,28 +1866,17 @@ tds_next_slow(struct ts_config *conf, void *state,
 						n - first, 0, &ctx, &pend);
 			pend += first;
 			at = rbase + first;
+		} else if (st->phase == TDS_BULK) {
+			found = tds_bulk(t, st, &ctx, r, rbase, first, to, n,
+					 &at);
 		} else {
 			found = tds_find(t, st, &ctx, r, rbase, first, to, n,
 					 &at);
 		}
 		if (found) {
-			m->start = at + ctx.best.start;
-			m->end = at + ctx.best.end;
-			m->id = ctx.best.id;
-			if (overlap) {
-				st->have_prev = true;
-				st->prev_start = m->start;
-				st->prev_end = m->end;
-				st->prev_id = m->id;
-				st->resume = m->start;
-				if (ctx.offered == 1) {
-					/* the last one at this start */
-					st->have_prev = false;
-					st->resume = m->start + 1;
-				}
-			} else {
-				st->resume = m->end;
-			}
+			tds_report(st, overlap, m, at + ctx.best.start,
+				   at + ctx.best.end, ctx.best.id,
+				   ctx.offered == 1);
 			return 1;
 		}
 		/* nothing more decided in this region */
@@ -1759,6 +1885,15 @@ tds_next_slow(struct ts_config *conf, void *state,
 			st->phase = TDS_BULK;
 			continue;
 		case TDS_BULK:
+#if TD_X86
+			/* its last starts as a write without a match ends */
+			if (t->quick && cap <= t->quick->max &&
+			    st->resume <= rbase + to &&
+			    tds_quick_tail(t, st, in)) {
+				st->phase = TDS_IDLE;
+				return 0;
+			}
+#endif
 			st->phase = TDS_TAIL;
 			continue;
 		case TDS_TAIL:
@@ -1819,6 +1954,20 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 static int tds_next(struct ts_config *conf, void *state,
 		    const struct ts_stream_input *in, struct ts_match *m)
 {
+	struct tds *st = state;
+
+	/* the bulk's next match, found already, costs a few loads */
+	if (st->phase == TDS_BULK && st->hit_next < st->hit_count) {
+		const struct td_hit *h = &st->hits[st->hit_next];
+		uint64_t at = st->hit_base + h->q;
+
+		if (h->only && at >= st->resume) {
+			st->hit_next++;
+			tds_report(st, conf->flags & TS_OVERLAP, m, at,
+				   st->hit_base + h->end, h->id, true);
+			return 1;
+		}
+	}
 #if TD_X86
 	if (((const struct teddy *)ts_config_priv(conf))->quick)
 		return tds_next_quick(conf, state, in, m);
