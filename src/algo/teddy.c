@@ -1361,6 +1361,26 @@ static bool tds_find(const struct teddy *t, const struct tds *st,
 	return false;
 }
 
+/* Up to TDS_HITS of the starts [from, last] of @s (stream offset @sbase
+ * of s[0], their windows in hand) with an occurrence, into st->hits;
+ * their number. */
+static unsigned int tds_collect(const struct teddy *t, struct tds *st,
+				bool overlap, const u8 *s, uint64_t sbase,
+				size_t from, size_t last)
+{
+	struct td_ctx ctx = { .overlap = overlap,
+			      .hits = st->hits,
+			      .maxhits = TDS_HITS };
+
+	if (t->scan(t, s, from, last, 0, &ctx))
+		last = st->hits[ctx.nhits - 1].q; /* full */
+	st->hit_base = sbase;
+	st->hit_next = 0;
+	st->hit_count = ctx.nhits;
+	st->hit_done = sbase + last + 1;
+	return ctx.nhits;
+}
+
 /*
  * tds_find() for the bulk of a write (@r, @n bytes at stream offset
  * @rbase, starts to @to with their windows in hand), through st->hits:
@@ -1402,17 +1422,8 @@ static bool tds_bulk(const struct teddy *t, struct tds *st, struct td_ctx *ctx,
 		if (from >= to)
 			return false;
 		cnt = to - from < TDS_CHUNK ? to - from : TDS_CHUNK;
-		/* the windows are in hand: no carried starts */
-		*ctx = (struct td_ctx){ .overlap = ctx->overlap,
-					.hits = st->hits,
-					.maxhits = TDS_HITS };
-		if (t->scan(t, r + from, 0, cnt - 1, 0, ctx))
-			cnt = st->hits[ctx->nhits - 1].q + 1;
-		st->hit_base = rbase + from;
-		st->hit_next = 0;
-		st->hit_count = ctx->nhits;
-		st->hit_done = rbase + from + cnt;
-		ctx->hits = NULL;
+		tds_collect(t, st, ctx->overlap, r + from, rbase + from, 0,
+			    cnt - 1);
 	}
 }
 
@@ -1689,8 +1700,9 @@ TD_TARGET_AVX2 static TD_INLINE bool tds_quick(const struct teddy *t,
 /* The last T = longest - 1 bytes of write @in, whose other starts are
  * settled: true if no match ends in them, the state then the automata
  * and those bytes, in the ring. */
-TD_TARGET_AVX2 static bool tds_quick_tail(const struct teddy *t, struct tds *st,
-					  const struct ts_stream_input *in)
+TD_TARGET_AVX2 static TD_INLINE bool
+tds_quick_tail(const struct teddy *t, struct tds *st,
+	       const struct ts_stream_input *in)
 {
 	const struct td_quick *q = t->quick;
 	const size_t n = in->len, T = t->longest - 1;
@@ -1708,6 +1720,22 @@ TD_TARGET_AVX2 static bool tds_quick_tail(const struct teddy *t, struct tds *st,
 	return true;
 }
 
+/* A write's bulk with all its matches returned: true if its last starts
+ * hold none, the state then as after a write without a match. */
+TD_TARGET_AVX2 static bool tds_bulk_done(const struct teddy *t, struct tds *st,
+					 const struct ts_stream_input *in)
+{
+	const size_t cap = t->longest - 1;
+	const uint64_t to = in->offset + in->len - cap;
+
+	if (st->phase != TDS_BULK || !t->quick || cap > t->quick->max ||
+	    st->hit_next < st->hit_count || st->hit_done < to ||
+	    st->resume > to || !tds_quick_tail(t, st, in))
+		return false;
+	st->phase = TDS_IDLE;
+	return true;
+}
+
 /*
  * A longer write (patterns of up to 17 bytes, T = longest - 1): the
  * starts in the carried bytes are settled by its first T bytes
@@ -1715,7 +1743,8 @@ TD_TARGET_AVX2 static bool tds_quick_tail(const struct teddy *t, struct tds *st,
  * by tds_step() again.  True when no match ends in it: the state is
  * then the automata and its last T bytes, in the ring.  Else false, with
  * the carried bytes dropped and the long way to go on from the first
- * start that may have an occurrence.
+ * start that may have an occurrence: in TDS_BULK, if the scan found
+ * matches, with them in st->hits.
  */
 TD_TARGET_AVX2 static __attribute__((noinline)) bool
 tds_long_write(const struct ts_config *conf, const struct teddy *t,
@@ -1725,7 +1754,6 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 	const size_t n = in->len, T = t->longest - 1;
 	const u8 *s = in->data;
 	const __m256i none = _mm256_set1_epi32(-1); /* ~0: no automaton on */
-	struct td_ctx ctx = { .overlap = conf->flags & TS_OVERLAP };
 	__m256i nd;
 	size_t from;
 
@@ -1735,8 +1763,11 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 		return false;
 	from = td_prefilter(t, s, 0, n - t->longest + 1);
 	if (from <= n - t->longest &&
-	    t->scan(t, s, from, n - t->longest, 0, &ctx)) {
-		from = ctx.best.start;
+	    tds_collect(t, st, conf->flags & TS_OVERLAP, s, in->offset, from,
+			n - t->longest)) {
+		/* the bulk's matches, found */
+		from = st->hits[0].q;
+		st->phase = TDS_BULK;
 	} else {
 		if (tds_quick_tail(t, st, in))
 			return true;
@@ -1886,13 +1917,8 @@ tds_next_slow(struct ts_config *conf, void *state,
 			continue;
 		case TDS_BULK:
 #if TD_X86
-			/* its last starts as a write without a match ends */
-			if (t->quick && cap <= t->quick->max &&
-			    st->resume <= rbase + to &&
-			    tds_quick_tail(t, st, in)) {
-				st->phase = TDS_IDLE;
+			if (tds_bulk_done(t, st, in))
 				return 0;
-			}
 #endif
 			st->phase = TDS_TAIL;
 			continue;
@@ -1908,6 +1934,23 @@ tds_next_slow(struct ts_config *conf, void *state,
 			return 0;
 		}
 	}
+}
+
+/* The bulk's next match where a scan found it already, the one at its
+ * start: true, at the cost of a few loads. */
+static TD_INLINE bool tds_next_hit(const struct ts_config *conf, struct tds *st,
+				   struct ts_match *m)
+{
+	const struct td_hit *h = &st->hits[st->hit_next];
+	uint64_t at = st->hit_base + h->q;
+
+	if (st->phase != TDS_BULK || st->hit_next == st->hit_count ||
+	    !h->only || at < st->resume)
+		return false;
+	st->hit_next++;
+	tds_report(st, conf->flags & TS_OVERLAP, m, at, st->hit_base + h->end,
+		   h->id, true);
+	return true;
 }
 
 #if TD_X86
@@ -1930,6 +1973,10 @@ tds_next_rest(struct ts_config *conf, void *state,
 			return 0;
 		}
 	}
+	if (tds_next_hit(conf, st, m))
+		return 1;
+	if (tds_bulk_done(t, st, in))
+		return 0;
 	if (st->lazy)
 		tds_unlazy(t, st);
 	return tds_next_slow(conf, state, in, m);
@@ -1954,24 +2001,12 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 static int tds_next(struct ts_config *conf, void *state,
 		    const struct ts_stream_input *in, struct ts_match *m)
 {
-	struct tds *st = state;
-
-	/* the bulk's next match, found already, costs a few loads */
-	if (st->phase == TDS_BULK && st->hit_next < st->hit_count) {
-		const struct td_hit *h = &st->hits[st->hit_next];
-		uint64_t at = st->hit_base + h->q;
-
-		if (h->only && at >= st->resume) {
-			st->hit_next++;
-			tds_report(st, conf->flags & TS_OVERLAP, m, at,
-				   st->hit_base + h->end, h->id, true);
-			return 1;
-		}
-	}
 #if TD_X86
 	if (((const struct teddy *)ts_config_priv(conf))->quick)
 		return tds_next_quick(conf, state, in, m);
 #endif
+	if (tds_next_hit(conf, state, m))
+		return 1;
 	return tds_next_slow(conf, state, in, m);
 }
 
