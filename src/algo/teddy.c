@@ -69,6 +69,9 @@
 #define TD_FAT_FROM 17u
 #define TD_MAXKEY 4u
 #define TD_STACK_CARRY 512
+/* vectors with a candidate that a collecting scan notes before it walks
+ * them */
+#define TD_BATCH 8u
 
 enum td_level { TD_SCALAR, TD_SSSE3, TD_AVX2, TD_AVX512, TD_VBMI, TD_NLEVELS };
 
@@ -657,11 +660,61 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		return false;                                                  \
 	}                                                                      \
                                                                                \
+	/* td_scan_*() when collecting (ctx->hits): the vectors with a       \
+	 * candidate noted, up to TD_BATCH of them, before the walks, so     \
+	 * that the loop does not branch on each. */ \
+	target static TD_INLINE bool td_collect_##sfx##_k(                     \
+		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
+		uint64_t sbase, struct td_ctx *ctx, const bool fat,            \
+		const unsigned int keyw)                                       \
+	{                                                                      \
+		const size_t n = last + t->longest;                            \
+		u8 lo[TD_BATCH][64] __attribute__((aligned(64)));              \
+		u8 hi[TD_BATCH][64] __attribute__((aligned(64)));              \
+		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], v, v1;           \
+		uint64_t mask[TD_BATCH], m;                                    \
+		size_t p = from, vend;                                         \
+		unsigned int nb, i;                                            \
+                                                                               \
+		if (n < 128)                                                   \
+			return td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
+					     fat);                             \
+		vend = n - 128 < last ? n - 128 : last;                        \
+		while (p <= vend) {                                            \
+			const size_t p0 = p;                                   \
+                                                                               \
+			TD_LOAD_TABS(TABS, T0, T1);                            \
+			m = 0;                                                 \
+			for (nb = 0; nb < TD_BATCH && p <= vend;               \
+			     nb++, p += 64) {                                  \
+				v = v1 = td_mask_##sfx(s, p, keyw, T0);        \
+				if (fat)                                       \
+					v1 = td_mask_##sfx(s, p, keyw, T1);    \
+				TD_STORE64(lo[nb], v);                         \
+				if (fat)                                       \
+					TD_STORE64(hi[nb], v1);                \
+				mask[nb] = TD_NZ64(_mm512_or_si512(v, v1));    \
+				m |= mask[nb];                                 \
+			}                                                      \
+			for (i = 0; m && i < nb; i++)                          \
+				if (mask[i] &&                                 \
+				    td_walk(t, s, p0 + 64 * i, mask[i], lo[i], \
+					    fat ? hi[i] : NULL, last, sbase,   \
+					    ctx))                              \
+					return true;                           \
+		}                                                              \
+		return p <= last &&                                            \
+		       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw, fat);    \
+	}                                                                      \
+                                                                               \
 	target static TD_INLINE bool td_scan_##sfx##_k(                        \
 		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
 		uint64_t sbase, struct td_ctx *ctx, const bool fat,            \
 		const unsigned int keyw)                                       \
 	{                                                                      \
+		if (ctx->hits)                                                 \
+			return td_collect_##sfx##_k(t, s, from, last, sbase,   \
+						    ctx, fat, keyw);           \
 		TD_VECTOR_SCAN(64, __m512i, TABS, td_mask_##sfx, TD_NZ64,      \
 			       TD_STORE64, _mm512_or_si512, 1, 128,            \
 			       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
