@@ -310,26 +310,29 @@ static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
 	TD_BY_KEYW(td_scan_scalar_k, t, s, from, last, sbase, ctx);
 }
 
-/* Go through the candidate starts base + k for the bits k of @mask, their
- * buckets in @lo8[k] (0-7) and @hi8[k] (8-15, NULL with 8 buckets): true
- * once one has an occurrence.  Out of line, so the scan loops keep their
- * registers. */
+/* Go through the candidate starts base + k for the bits k of @mask: true
+ * once one has an occurrence.  Their buckets come from the scalar filter,
+ * not from the scan's vectors: stored for it, they cost the scan more
+ * than the filter's few loads (and VBMI's candidates from bytes 0x80 up
+ * that the filter turns down cost no verify).  Out of line, so the scan
+ * loops keep their registers. */
 __attribute__((noinline)) static bool
 td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
-	const u8 *lo8, const u8 *hi8, size_t last, uint64_t sbase,
-	struct td_ctx *ctx)
+	size_t last, uint64_t sbase, struct td_ctx *ctx)
 {
 	while (mask) {
-		unsigned int k = (unsigned int)__builtin_ctzll(mask);
-		unsigned int bits = lo8[k] |
-				    (hi8 ? (unsigned int)hi8[k] << 8 : 0);
+		size_t q = base + (size_t)__builtin_ctzll(mask);
+		unsigned int bits;
 
-		if (base + k > last)
+		if (q > last)
 			return false;
-		td_verify(t, s, base + k, last + t->longest - (base + k), bits,
-			  sbase, ctx);
-		if (td_found(ctx, base + k, bits))
-			return true;
+		bits = td_filter(t, s, q, t->keyw);
+		if (bits) {
+			td_verify(t, s, q, last + t->longest - q, bits, sbase,
+				  ctx);
+			if (td_found(ctx, q, bits))
+				return true;
+		}
 		mask &= mask - 1;
 	}
 	return false;
@@ -367,70 +370,55 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
  * gives the buckets of the W starts from p; inlined with constant keyw and
  * fat, the tables stay in registers.
  */
-#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, STORE, OR, STEP, REACH, TAIL)    \
-	do {                                                                    \
-		const size_t n = last + t->longest;                             \
-		size_t p = from, vend = 0;                                      \
-		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b, a1, b1;         \
-		u8 buf[2 * (W)] __attribute__((aligned(64)));                   \
-		u8 buf1[2 * (W)] __attribute__((aligned(64)));                  \
-		unsigned int step_;                                             \
-		uint64_t m;                                                     \
-                                                                                \
-		if (n >= (REACH)) {                                             \
-			vend = n - (REACH);                                     \
-			if (vend > last)                                        \
-				vend = last;                                    \
-		}                                                               \
+#define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, OR, STEP, REACH, TAIL)          \
+	do {                                                                   \
+		const size_t n = last + t->longest;                            \
+		size_t p = from, vend = 0;                                     \
+		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b;                \
+		unsigned int step_;                                            \
+		uint64_t m;                                                    \
+                                                                               \
+		if (n >= (REACH)) {                                            \
+			vend = n - (REACH);                                    \
+			if (vend > last)                                       \
+				vend = last;                                   \
+		}                                                              \
 		/* the tables anew after each td_walk(): kept across the    \
-		 * call, they would be copied to the stack and back */   \
-		while (n >= (REACH) && p <= vend) {                             \
-			TD_LOAD_TABS(TABS, T0, T1);                             \
-			m = 0;                                                  \
-			step_ = 2 * (W);                                        \
-			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {    \
-				a = MASK(s, p, keyw, T0);                       \
-				b = MASK(s, p + (W), keyw, T0);                 \
-				a1 = a, b1 = b;                                 \
-				if (fat) {                                      \
-					a1 = MASK(s, p, keyw, T1);              \
-					b1 = MASK(s, p + (W), keyw, T1);        \
-				}                                               \
-				m = NZ(OR(a, a1)) | NZ(OR(b, b1))               \
-							    << ((W) % 64);      \
-				if (__builtin_expect(m != 0, 0))                \
-					break;                                  \
-			}                                                       \
-			if (!m) {                                               \
-				step_ = (W);                                    \
-				/* unread after one vector: for clang's       \
-				 * -Wuninitialized */ \
-				b = b1 = T0[0];                                 \
-				for (; p <= vend; p += (W)) {                   \
-					a = MASK(s, p, keyw, T0), a1 = a;       \
-					if (fat)                                \
-						a1 = MASK(s, p, keyw, T1);      \
-					m = NZ(OR(a, a1));                      \
-					if (__builtin_expect(m != 0, 0))        \
-						break;                          \
-				}                                               \
-			}                                                       \
-			if (!m)                                                 \
-				break;                                          \
-			STORE(buf, a);                                          \
-			if (fat)                                                \
-				STORE(buf1, a1);                                \
-			if (step_ > (W)) {                                      \
-				STORE(buf + (W), b);                            \
-				if (fat)                                        \
-					STORE(buf1 + (W), b1);                  \
-			}                                                       \
-			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last,   \
-				    sbase, ctx))                                \
-				return true;                                    \
-			p += step_;                                             \
-		}                                                               \
-		return p <= last && TAIL;                                       \
+		 * call, they would be copied to the stack and back */  \
+		while (n >= (REACH) && p <= vend) {                            \
+			TD_LOAD_TABS(TABS, T0, T1);                            \
+			m = 0;                                                 \
+			step_ = 2 * (W);                                       \
+			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {   \
+				a = MASK(s, p, keyw, T0);                      \
+				b = MASK(s, p + (W), keyw, T0);                \
+				if (fat) {                                     \
+					a = OR(a, MASK(s, p, keyw, T1));       \
+					b = OR(b, MASK(s, p + (W), keyw, T1)); \
+				}                                              \
+				m = NZ(a) | NZ(b) << ((W) % 64);               \
+				if (__builtin_expect(m != 0, 0))               \
+					break;                                 \
+			}                                                      \
+			if (!m) {                                              \
+				step_ = (W);                                   \
+				for (; p <= vend; p += (W)) {                  \
+					a = MASK(s, p, keyw, T0);              \
+					if (fat)                               \
+						a = OR(a,                      \
+						       MASK(s, p, keyw, T1));  \
+					m = NZ(a);                             \
+					if (__builtin_expect(m != 0, 0))       \
+						break;                         \
+				}                                              \
+			}                                                      \
+			if (!m)                                                \
+				break;                                         \
+			if (td_walk(t, s, p, m, last, sbase, ctx))             \
+				return true;                                   \
+			p += step_;                                            \
+		}                                                              \
+		return p <= last && TAIL;                                      \
 	} while (0)
 
 /* ---- SSSE3 ---- */
@@ -441,7 +429,6 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 		TD_LOADT16(vlo, t->lo[h][j]); \
 		TD_LOADT16(vhi, t->hi[h][j]); \
 	} while (0)
-#define TD_STORE16(b, v) _mm_store_si128((__m128i *)(b), v)
 #define TD_NZ16(v)                                                    \
 	((uint64_t)(~(unsigned int)_mm_movemask_epi8(                 \
 			    _mm_cmpeq_epi8(v, _mm_setzero_si128())) & \
@@ -478,8 +465,8 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		uint64_t sbase, struct td_ctx *ctx, const bool fat,
 		const unsigned int keyw)
 {
-	TD_VECTOR_SCAN(16, __m128i, TD_TABS16, td_mask16, TD_NZ16, TD_STORE16,
-		       _mm_or_si128, 2, keyw + 15,
+	TD_VECTOR_SCAN(16, __m128i, TD_TABS16, td_mask16, TD_NZ16, _mm_or_si128,
+		       2, keyw + 15,
 		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
 
@@ -492,7 +479,6 @@ td_scan_ssse3_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		TD_LOADT32(vlo, t->lo[h][j]); \
 		TD_LOADT32(vhi, t->hi[h][j]); \
 	} while (0)
-#define TD_STORE32(b, v) _mm256_store_si256((__m256i *)(b), v)
 #define TD_NZ32(v)                                       \
 	((uint64_t)(~(unsigned int)_mm256_movemask_epi8( \
 		_mm256_cmpeq_epi8(v, _mm256_setzero_si256()))))
@@ -535,7 +521,7 @@ td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 	       uint64_t sbase, struct td_ctx *ctx, const bool fat,
 	       const unsigned int keyw)
 {
-	TD_VECTOR_SCAN(32, __m256i, TD_TABS32, td_mask32, TD_NZ32, TD_STORE32,
+	TD_VECTOR_SCAN(32, __m256i, TD_TABS32, td_mask32, TD_NZ32,
 		       _mm256_or_si256, 2, 64,
 		       td_scan_scalar_k(t, s, p, last, sbase, ctx, keyw));
 }
@@ -549,7 +535,6 @@ td_scan_avx2_k(const struct teddy *t, const u8 *s, size_t from, size_t last,
 		TD_LOADT64(vlo, t->lo[h][j]); \
 		TD_LOADT64(vhi, t->hi[h][j]); \
 	} while (0)
-#define TD_STORE64(b, v) _mm512_store_si512((void *)(b), v)
 #define TD_NZ64(v) ((uint64_t)_mm512_test_epi8_mask(v, v))
 
 TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
@@ -630,31 +615,24 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		bool fat)                                                      \
 	{                                                                      \
 		const size_t n = last + t->longest;                            \
-		u8 buf[64] __attribute__((aligned(64)));                       \
-		u8 buf1[64] __attribute__((aligned(64)));                      \
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                  \
                                                                                \
 		for (; p <= last; p += 64) {                                   \
 			size_t cnt = last - p + 1;                             \
-			__m512i a, x, m0, m1;                                  \
+			__m512i a, x, v;                                       \
 			uint64_t m;                                            \
                                                                                \
 			TD_LOAD_TABS(TABS, T0, T1);                            \
 			td_load_##sfx(s, p, n, &a, &x);                        \
-			m0 = td_mask_##sfx##_ax(a, x, keyw, T0);               \
-			m1 = m0;                                               \
+			v = td_mask_##sfx##_ax(a, x, keyw, T0);                \
 			if (fat)                                               \
-				m1 = td_mask_##sfx##_ax(a, x, keyw, T1);       \
-			m = TD_NZ64(_mm512_or_si512(m0, m1));                  \
+				v = _mm512_or_si512(                           \
+					v,                                     \
+					td_mask_##sfx##_ax(a, x, keyw, T1));   \
+			m = TD_NZ64(v);                                        \
 			if (cnt < 64)                                          \
 				m &= (1ull << cnt) - 1;                        \
-			if (!m)                                                \
-				continue;                                      \
-			TD_STORE64(buf, m0);                                   \
-			if (fat)                                               \
-				TD_STORE64(buf1, m1);                          \
-			if (td_walk(t, s, p, m, buf, fat ? buf1 : NULL, last,  \
-				    sbase, ctx))                               \
+			if (m && td_walk(t, s, p, m, last, sbase, ctx))        \
 				return true;                                   \
 		}                                                              \
 		return false;                                                  \
@@ -669,9 +647,7 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		const unsigned int keyw)                                       \
 	{                                                                      \
 		const size_t n = last + t->longest;                            \
-		u8 lo[TD_BATCH][64] __attribute__((aligned(64)));              \
-		u8 hi[TD_BATCH][64] __attribute__((aligned(64)));              \
-		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], v, v1;           \
+		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], v;               \
 		uint64_t mask[TD_BATCH], m;                                    \
 		size_t p = from, vend;                                         \
 		unsigned int nb, i;                                            \
@@ -687,20 +663,18 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			m = 0;                                                 \
 			for (nb = 0; nb < TD_BATCH && p <= vend;               \
 			     nb++, p += 64) {                                  \
-				v = v1 = td_mask_##sfx(s, p, keyw, T0);        \
+				v = td_mask_##sfx(s, p, keyw, T0);             \
 				if (fat)                                       \
-					v1 = td_mask_##sfx(s, p, keyw, T1);    \
-				TD_STORE64(lo[nb], v);                         \
-				if (fat)                                       \
-					TD_STORE64(hi[nb], v1);                \
-				mask[nb] = TD_NZ64(_mm512_or_si512(v, v1));    \
+					v = _mm512_or_si512(                   \
+						v, td_mask_##sfx(s, p, keyw,   \
+								 T1));         \
+				mask[nb] = TD_NZ64(v);                         \
 				m |= mask[nb];                                 \
 			}                                                      \
 			for (i = 0; m && i < nb; i++)                          \
 				if (mask[i] &&                                 \
-				    td_walk(t, s, p0 + 64 * i, mask[i], lo[i], \
-					    fat ? hi[i] : NULL, last, sbase,   \
-					    ctx))                              \
+				    td_walk(t, s, p0 + 64 * i, mask[i], last,  \
+					    sbase, ctx))                       \
 					return true;                           \
 		}                                                              \
 		return p <= last &&                                            \
@@ -716,7 +690,7 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			return td_collect_##sfx##_k(t, s, from, last, sbase,   \
 						    ctx, fat, keyw);           \
 		TD_VECTOR_SCAN(64, __m512i, TABS, td_mask_##sfx, TD_NZ64,      \
-			       TD_STORE64, _mm512_or_si512, 1, 128,            \
+			       _mm512_or_si512, 1, 128,                        \
 			       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
 					     fat));                            \
 	}                                                                      \
