@@ -155,6 +155,8 @@ struct teddy {
 
 /* ---- verification ----------------------------------------------------- */
 
+#define TD_INLINE inline __attribute__((always_inline))
+
 static inline bool td_equal(const struct teddy *t, const u8 *w, const u8 *p,
 			    uint32_t len)
 {
@@ -174,9 +176,9 @@ static inline bool td_equal(const struct teddy *t, const u8 *w, const u8 *p,
  * checked in one (two) 64-bit compares: a folded letter c is matched by
  * exactly the bytes x with x | 0x20 == c, any other byte by itself only
  * (as in rarebyte.c). */
-static void td_verify(const struct teddy *t, const u8 *s, size_t q,
-		      size_t avail, unsigned int bits, uint64_t sbase,
-		      struct td_ctx *ctx)
+static TD_INLINE void td_verify(const struct teddy *t, const u8 *s, size_t q,
+				size_t avail, unsigned int bits, uint64_t sbase,
+				struct td_ctx *ctx)
 {
 	uint64_t start = sbase + q, w[2] = { 0, 0 };
 
@@ -266,8 +268,6 @@ static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
 		m &= t->tab[3][s[p + 3]];
 	return m;
 }
-
-#define TD_INLINE inline __attribute__((always_inline))
 
 /* Return @call(..., k) with k the constant t->keyw (1 to 4): each key
  * width compiled apart, its loops unrolled and without a branch. */
@@ -2021,6 +2021,8 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 	if (st->phase == TDS_IDLE && !in->end && st->dvalid &&
 	    in->len - 1 < t->quick->max && tds_quick(t, st, in))
 		return 0;
+	if (tds_next_hit(conf, st, m))
+		return 1;
 	return tds_next_rest(conf, state, in, m);
 }
 #endif
