@@ -1968,11 +1968,14 @@ tds_next_slow(struct ts_config *conf, void *state,
 static TD_INLINE bool tds_next_hit(const struct ts_config *conf, struct tds *st,
 				   struct ts_match *m)
 {
-	const struct td_hit *h = &st->hits[st->hit_next];
-	uint64_t at = st->hit_base + h->q;
+	const struct td_hit *h;
+	uint64_t at;
 
-	if (st->phase != TDS_BULK || st->hit_next == st->hit_count ||
-	    !h->only || at < st->resume)
+	if (st->phase != TDS_BULK || st->hit_next == st->hit_count)
+		return false;
+	h = &st->hits[st->hit_next];
+	at = st->hit_base + h->q;
+	if (!h->only || at < st->resume)
 		return false;
 	st->hit_next++;
 	tds_report(st, conf->flags & TS_OVERLAP, m, at, st->hit_base + h->end,
