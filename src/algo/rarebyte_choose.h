@@ -38,11 +38,11 @@ static const u8 rb_rank[256] = {
 	109, 119, 155, 239,
 };
 
-/* A folded byte that some other byte folds to: a lower-case letter
- * (ASCII a-z, ISO-8859-1 0xE0-0xFE but 0xF7).  Its other case is c - 0x20. */
-/* what being next to the first byte adds to a second's rank */
+/* what being next to the first filter byte adds to a second's rank */
 #define RB_BIGRAM 16u
 
+/* A folded byte that some other byte folds to: a lower-case letter
+ * (ASCII a-z, ISO-8859-1 0xE0-0xFE but 0xF7).  Its other case is c - 0x20. */
 static inline bool rb_is_folding_letter(u8 c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 0xE0 && c <= 0xFE && c != 0xF7);
@@ -65,13 +65,6 @@ static inline unsigned int rb_cost(u8 c, bool icase)
 	return k;
 }
 
-/*
- * The filter positions for a folded pattern of @m >= 1 bytes: *i1 the
- * rarest byte, *i2 the rarest byte of a different value (the other end if
- * the pattern is one byte repeated; *i2 == *i1 only when m == 1).  Ties go
- * to the later position for i1 and the earlier for i2, which spreads the
- * two apart.  For m == 2 the two positions are 0 and 1.
- */
 /* The rank of byte @i as the second of a pair with byte @first.  Next to
  * it, the pair is a bigram, and text's bigrams are far from independent
  * ("pl" is 13 times as common as "p..a" in the bench's text, "qu" nearly
@@ -84,6 +77,14 @@ static inline unsigned int rb_pair_cost(const u8 *folded, unsigned int i,
 	return i + 1 == first || first + 1 == i ? k + RB_BIGRAM : k;
 }
 
+/*
+ * The filter positions for a folded pattern of @m >= 1 bytes: *i1 the
+ * rarest byte, *i2 the rarest byte of a different value by
+ * rb_pair_cost() (the other end if the pattern is one byte repeated;
+ * *i2 == *i1 only when m == 1).  Ties go to the later position for i1
+ * and the earlier for i2, which spreads the two apart.  For m == 2 the
+ * two positions are 0 and 1.
+ */
 static inline void rb_choose_positions(const u8 *folded, unsigned int m,
 				       bool icase, unsigned int *i1,
 				       unsigned int *i2)
