@@ -1963,8 +1963,8 @@ tds_next_slow(struct ts_config *conf, void *state,
 	}
 }
 
-/* The bulk's next match where a scan found it already, the one at its
- * start: true, at the cost of a few loads. */
+/* The bulk's next match where a scan found it already and it is the only
+ * occurrence at its start: true, at the cost of a few loads. */
 static TD_INLINE bool tds_next_hit(const struct ts_config *conf, struct tds *st,
 				   struct ts_match *m)
 {
