@@ -3,7 +3,8 @@
  * src/algo/teddy.c), at every level, against the naive set reference over
  * the concatenation of the writes:
  *   - sets of 1 to 70 literals of 1 to 33 bytes (8 and 16 buckets), data
- *     made of pieces of the patterns, TS_IGNORECASE, TS_OVERLAP, writes of
+ *     made of pieces of the patterns, close together or (sparse) far apart
+ *     in other bytes, TS_IGNORECASE, TS_OVERLAP, writes of
  *     0 to 3000 bytes (short ones appended to the carried bytes, long ones
  *     scanned in place), streams reset and searched again;
  *   - every write ends where a PROT_NONE page begins, so a load past the
@@ -96,6 +97,9 @@ static void one_case(struct rng *r, const char *algo, unsigned long *results)
 	const unsigned int n =
 		1 + rng_below(r, rng_below(r, 4) ? 600 : MAXDATA);
 	const unsigned int maxl = rng_below(r, 2) ? 8 : MAXLEN;
+	/* sparse: pieces of patterns far apart in bytes no pattern holds, so
+	 * that a scan of a long write walks many vectors between matches */
+	const bool sparse = !rng_below(r, 4);
 	const u8 *pp[MAXPATS];
 	struct ts_config *conf;
 	struct ts_stream *s;
@@ -115,12 +119,15 @@ static void one_case(struct rng *r, const char *algo, unsigned long *results)
 		pp[j] = pats[j];
 	}
 	for (unsigned int i = 0; i < n;) {
-		if (!rng_below(r, 3)) {
+		if (sparse ? !rng_below(r, 150) : !rng_below(r, 3)) {
 			unsigned int j = rng_below(r, npats);
 			unsigned int l = rng_below(r, lens[j] + 1);
 
 			for (unsigned int k = 0; k < l && i < n; k++)
 				data[i++] = pats[j][k];
+		} else if (sparse) {
+			data[i++] =
+				(u8) "ghijklmnopqrstuvwxyz"[rng_below(r, 20)];
 		} else {
 			data[i++] = (u8) "abcdefAB"[rng_below(r, alpha + 2)];
 		}

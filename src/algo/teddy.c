@@ -310,32 +310,73 @@ static bool td_scan_scalar(const struct teddy *t, const u8 *s, size_t from,
 	TD_BY_KEYW(td_scan_scalar_k, t, s, from, last, sbase, ctx);
 }
 
-/* Go through the candidate starts base + k for the bits k of @mask: true
- * once one has an occurrence.  Their buckets come from the scalar filter,
- * not from the scan's vectors: stored for it, they cost the scan more
- * than the filter's few loads (and VBMI's candidates from bytes 0x80 up
- * that the filter turns down cost no verify).  Out of line, so the scan
- * loops keep their registers. */
-__attribute__((noinline)) static bool
-td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
-	size_t last, uint64_t sbase, struct td_ctx *ctx)
+/* Go through the candidate starts base + 64 i + k for the bits k of
+ * @masks[i], i < @nmasks: true once one has an occurrence.  Their buckets
+ * come from the scalar filter, not from the scan's vectors: stored for it,
+ * they cost the scan more than the filter's few loads (and VBMI's
+ * candidates from bytes 0x80 up that the filter turns down cost no
+ * verify).  Out of line, so the scan loops keep their registers; one call
+ * for a collecting scan's whole batch, as a call per vector cost set 8
+ * present 6% (td_collect_*()); and one copy per key width, whose filter
+ * then does not branch on it. */
+static TD_INLINE bool td_walk_k(const struct teddy *t, const u8 *s, size_t base,
+				const uint64_t *masks, unsigned int nmasks,
+				size_t last, uint64_t sbase, struct td_ctx *ctx,
+				const unsigned int keyw)
 {
-	while (mask) {
-		size_t q = base + (size_t)__builtin_ctzll(mask);
-		unsigned int bits;
+	for (unsigned int i = 0; i < nmasks; i++, base += 64) {
+		uint64_t mask = masks[i];
 
-		if (q > last)
-			return false;
-		bits = td_filter(t, s, q, t->keyw);
-		if (bits) {
-			td_verify(t, s, q, last + t->longest - q, bits, sbase,
-				  ctx);
-			if (td_found(ctx, q, bits))
-				return true;
+		while (mask) {
+			size_t q = base + (size_t)__builtin_ctzll(mask);
+			unsigned int bits;
+
+			if (q > last)
+				return false;
+			bits = td_filter(t, s, q, keyw);
+			if (bits) {
+				td_verify(t, s, q, last + t->longest - q, bits,
+					  sbase, ctx);
+				if (td_found(ctx, q, bits))
+					return true;
+			}
+			mask &= mask - 1;
 		}
-		mask &= mask - 1;
 	}
 	return false;
+}
+
+#define TD_WALK(k)                                                            \
+	__attribute__((noinline)) static bool td_walk_##k(                    \
+		const struct teddy *t, const u8 *s, size_t base,              \
+		const uint64_t *masks, unsigned int nmasks, size_t last,      \
+		uint64_t sbase, struct td_ctx *ctx)                           \
+	{                                                                     \
+		return td_walk_k(t, s, base, masks, nmasks, last, sbase, ctx, \
+				 k);                                          \
+	}
+TD_WALK(1)
+TD_WALK(2)
+TD_WALK(3)
+TD_WALK(4)
+
+/* td_walk_*() for key width @keyw, a constant where inlined: the
+ * candidates of @nmasks vectors of 64 starts from @base. */
+static TD_INLINE bool td_walk(const struct teddy *t, const u8 *s, size_t base,
+			      const uint64_t *masks, unsigned int nmasks,
+			      size_t last, uint64_t sbase, struct td_ctx *ctx,
+			      unsigned int keyw)
+{
+	switch (keyw) {
+	case 1:
+		return td_walk_1(t, s, base, masks, nmasks, last, sbase, ctx);
+	case 2:
+		return td_walk_2(t, s, base, masks, nmasks, last, sbase, ctx);
+	case 3:
+		return td_walk_3(t, s, base, masks, nmasks, last, sbase, ctx);
+	default:
+		return td_walk_4(t, s, base, masks, nmasks, last, sbase, ctx);
+	}
 }
 
 #if TD_X86
@@ -414,7 +455,7 @@ td_walk(const struct teddy *t, const u8 *s, size_t base, uint64_t mask,
 			}                                                      \
 			if (!m)                                                \
 				break;                                         \
-			if (td_walk(t, s, p, m, last, sbase, ctx))             \
+			if (td_walk(t, s, p, &m, 1, last, sbase, ctx, keyw))   \
 				return true;                                   \
 			p += step_;                                            \
 		}                                                              \
@@ -632,15 +673,16 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			m = TD_NZ64(v);                                        \
 			if (cnt < 64)                                          \
 				m &= (1ull << cnt) - 1;                        \
-			if (m && td_walk(t, s, p, m, last, sbase, ctx))        \
+			if (m &&                                               \
+			    td_walk(t, s, p, &m, 1, last, sbase, ctx, keyw))   \
 				return true;                                   \
 		}                                                              \
 		return false;                                                  \
 	}                                                                      \
                                                                                \
-	/* td_scan_*() when collecting (ctx->hits): the vectors with a       \
-	 * candidate noted, up to TD_BATCH of them, before the walks, so     \
-	 * that the loop does not branch on each. */ \
+	/* td_scan_*() when collecting (ctx->hits): the masks of up to       \
+	 * TD_BATCH vectors noted, then walked in one td_walk(), so that the \
+	 * loop does not branch on each. */ \
 	target static TD_INLINE bool td_collect_##sfx##_k(                     \
 		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
 		uint64_t sbase, struct td_ctx *ctx, const bool fat,            \
@@ -650,7 +692,7 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], v;               \
 		uint64_t mask[TD_BATCH], m;                                    \
 		size_t p = from, vend;                                         \
-		unsigned int nb, i;                                            \
+		unsigned int nb;                                               \
                                                                                \
 		if (n < 128)                                                   \
 			return td_tail_##sfx(t, s, p, last, sbase, ctx, keyw,  \
@@ -671,11 +713,9 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 				mask[nb] = TD_NZ64(v);                         \
 				m |= mask[nb];                                 \
 			}                                                      \
-			for (i = 0; m && i < nb; i++)                          \
-				if (mask[i] &&                                 \
-				    td_walk(t, s, p0 + 64 * i, mask[i], last,  \
-					    sbase, ctx))                       \
-					return true;                           \
+			if (m && td_walk(t, s, p0, mask, nb, last, sbase, ctx, \
+					 keyw))                                \
+				return true;                                   \
 		}                                                              \
 		return p <= last &&                                            \
 		       td_tail_##sfx(t, s, p, last, sbase, ctx, keyw, fat);    \
