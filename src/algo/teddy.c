@@ -850,9 +850,9 @@ TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
 TD_SCAN_LEVEL(td_scan_vbmi, TD_TARGET_VBMI)
 /* The filter for the up to 64 starts from s[0] when only @left bytes are
  * in hand: a key byte not yet in hand lets every bucket through, as it
- * may still be any byte.  Buckets 0-7 go to @lo8, 8-15 to @hi8 (fat). */
-TD_TARGET_AVX512 static uint64_t
-td_partial64(const struct teddy *t, const u8 *s, size_t left, u8 *lo8, u8 *hi8)
+ * may still be any byte.  The starts with a bucket left. */
+TD_TARGET_AVX512 static uint64_t td_partial64(const struct teddy *t,
+					      const u8 *s, size_t left)
 {
 	const __m512i ones = _mm512_set1_epi8(-1);
 	const bool fat = t->nbuckets > 8;
@@ -876,10 +876,7 @@ td_partial64(const struct teddy *t, const u8 *s, size_t left, u8 *lo8, u8 *hi8)
 							 td_nib64(d, lo, hi)));
 		}
 	}
-	_mm512_storeu_si512((void *)lo8, m0);
-	if (fat)
-		_mm512_storeu_si512((void *)hi8, m1);
-	else
+	if (!fat)
 		m1 = _mm512_setzero_si512();
 	return TD_NZ64(_mm512_or_si512(m0, m1));
 }
@@ -1538,22 +1535,39 @@ static bool td_pending(const struct teddy *t, const u8 *s, size_t q,
 		       size_t avail)
 {
 	unsigned int c = t->fold[s[q]], i;
+	size_t j;
 
 	for (i = t->by_first[c]; i < t->by_first[c + 1]; i++) {
 		const struct td_pat *p = &t->pat[i];
+		const u8 *b = t->bytes + p->off;
 
-		if (p->len > avail &&
-		    td_equal(t, s + q + 1, t->bytes + p->off + 1,
-			     (uint32_t)avail - 1))
+		if (p->len <= avail)
+			continue;
+		/* a few bytes, mostly unequal at the second: no memcmp */
+		for (j = 1; j < avail && t->fold[s[q + j]] == b[j]; j++)
+			;
+		if (j == avail)
 			return true;
 	}
 	return false;
 }
 
+/* The scalar filter at start @q when only the @left bytes from s[q] are
+ * in hand (a key byte not yet in hand lets every bucket through). */
+static unsigned int td_filter_partial(const struct teddy *t, const u8 *s,
+				      size_t q, size_t left)
+{
+	unsigned int bits = 0xFFFF, j;
+
+	for (j = 0; j < t->keyw && j < left; j++)
+		bits &= t->tab[j][s[q + j]];
+	return bits;
+}
+
 /* The candidates among the up to 64 starts from s[0], @left bytes in
- * hand, their buckets in lo8[k] | hi8[k] << 8. */
-static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left,
-			   u8 *lo8, u8 *hi8)
+ * hand.  Their buckets are td_filter_partial()'s: the vector's bytes,
+ * stored for them, would be read back before the store could forward. */
+static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left)
 {
 	uint64_t m = 0;
 	unsigned int k;
@@ -1561,18 +1575,11 @@ static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left,
 #if TD_X86
 	/* a few starts (short writes) cost less one by one */
 	if (t->level >= TD_AVX512 && left > 3)
-		return td_partial64(t, s, left, lo8, hi8);
+		return td_partial64(t, s, left);
 #endif
-	for (k = 0; k < 64 && k < left; k++) {
-		unsigned int bits = 0xFFFF, j;
-
-		for (j = 0; j < t->keyw && k + j < left; j++)
-			bits &= t->tab[j][s[k + j]];
-		lo8[k] = (u8)bits;
-		hi8[k] = (u8)(bits >> 8);
-		if (bits)
+	for (k = 0; k < 64 && k < left; k++)
+		if (td_filter_partial(t, s, k, left - k))
 			m |= 1ull << k;
-	}
 	return m;
 }
 
@@ -1589,22 +1596,22 @@ static bool td_scan_partial(const struct teddy *t, const u8 *s, size_t to,
 			    size_t n, uint64_t sbase, struct td_ctx *ctx,
 			    size_t *pend)
 {
-	u8 lo8[64] __attribute__((aligned(64)));
-	u8 hi8[64] __attribute__((aligned(64)));
 	size_t base;
 
 	for (base = 0; base < to; base += 64) {
-		uint64_t m = td_partial(t, s + base, n - base, lo8, hi8);
+		uint64_t m = td_partial(t, s + base, n - base);
 
 		if (to - base < 64)
 			m &= (1ull << (to - base)) - 1;
 		while (m) {
-			unsigned int k = (unsigned int)__builtin_ctzll(m);
-			unsigned int bits = lo8[k] | (unsigned int)hi8[k] << 8;
-			size_t q = base + k;
+			size_t q = base + (size_t)__builtin_ctzll(m);
 
 			m &= m - 1;
-			td_verify(t, s, q, n - q, bits, sbase, ctx);
+			/* none of the patterns fits in fewer bytes */
+			if (n - q >= t->shortest)
+				td_verify(t, s, q, n - q,
+					  td_filter_partial(t, s, q, n - q),
+					  sbase, ctx);
 			if (q + t->longest > n && td_pending(t, s, q, n - q)) {
 				*pend = q;
 				ctx->offered = UINT_MAX; /* more may come */
