@@ -141,6 +141,9 @@ struct teddy {
 	u8 fold[256];
 	unsigned int count, keyw, longest, shortest, nbuckets;
 	bool icase;
+	/* each bucket holds at most one pattern, of at most 16 bytes:
+	 * td_verify_lone() */
+	bool lone;
 	enum td_level level;
 	td_scan_fn scan;
 	uint32_t bucket[TD_BUCKETS + 1]; /* bucket b: pat[bucket[b], [b+1]) */
@@ -234,6 +237,31 @@ static TD_INLINE void td_verify(const struct teddy *t, const u8 *s, size_t q,
 	}
 }
 
+/* td_verify() where t->lone and 16 bytes from s[q] are in hand: the one
+ * pattern of bucket @bits compared in two 64-bit steps, without the
+ * loops.  True if it occurs (ctx->best).  In such a set a start passes
+ * the filter of one bucket at most: each bucket's key bytes are one
+ * pattern's (both cases of a letter with TS_IGNORECASE), the tables pass
+ * exactly those, and patterns with the same key bytes share a bucket. */
+static TD_INLINE bool td_verify_lone(const struct teddy *t, const u8 *s,
+				     size_t q, unsigned int bits,
+				     uint64_t sbase, struct td_ctx *ctx)
+{
+	const struct td_pat *p = &t->pat[t->bucket[__builtin_ctz(bits)]];
+	uint64_t w[2], start = sbase + q;
+
+	memcpy(w, s + q, 16);
+	if ((((w[0] | p->orm[0]) & p->keep[0]) ^ p->val[0]) |
+		    (((w[1] | p->orm[1]) & p->keep[1]) ^ p->val[1]) ||
+	    start + p->len > UINT_MAX)
+		return false;
+	ctx->offered = 1;
+	ctx->best = (struct ts_set_best){ true, (unsigned int)start,
+					  (unsigned int)(start + p->len),
+					  p->id };
+	return true;
+}
+
 /* After the verify of start @q (buckets @bits): whether the scan stops,
  * with ctx->best the first occurrence, or ctx->hits full. */
 static inline bool td_found(struct td_ctx *ctx, size_t q, unsigned int bits)
@@ -252,6 +280,22 @@ static inline bool td_found(struct td_ctx *ctx, size_t q, unsigned int bits)
 	h->only = ctx->offered == 1;
 	ctx->best.have = false;
 	return ctx->nhits == ctx->maxhits;
+}
+
+/* The verify of start @q (buckets @bits, which VBMI's candidates from
+ * bytes 0x80 up may leave 0; the bytes to last + longest in hand), then
+ * td_found(). */
+static TD_INLINE bool td_try(const struct teddy *t, const u8 *s, size_t q,
+			     size_t last, unsigned int bits, uint64_t sbase,
+			     struct td_ctx *ctx)
+{
+	const size_t avail = last + t->longest - q;
+
+	if (t->lone && avail >= 16 && !ctx->have_prev)
+		return bits && td_verify_lone(t, s, q, bits, sbase, ctx) &&
+		       td_found(ctx, q, bits);
+	td_verify(t, s, q, avail, bits, sbase, ctx);
+	return td_found(ctx, q, bits);
 }
 
 /* The scalar filter at start @p (keyw bytes from s[p] readable). */
@@ -294,12 +338,9 @@ static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
 	for (p = from; p <= last; p++) {
 		unsigned int m = td_filter(t, s, p, keyw);
 
-		if (__builtin_expect(m != 0, 0)) {
-			td_verify(t, s, p, last + t->longest - p, m, sbase,
-				  ctx);
-			if (td_found(ctx, p, m))
-				return true;
-		}
+		if (__builtin_expect(m != 0, 0) &&
+		    td_try(t, s, p, last, m, sbase, ctx))
+			return true;
 	}
 	return false;
 }
@@ -334,12 +375,8 @@ static TD_INLINE bool td_walk_k(const struct teddy *t, const u8 *s, size_t base,
 			if (q > last)
 				return false;
 			bits = td_filter(t, s, q, keyw);
-			if (bits) {
-				td_verify(t, s, q, last + t->longest - q, bits,
-					  sbase, ctx);
-				if (td_found(ctx, q, bits))
-					return true;
-			}
+			if (td_try(t, s, q, last, bits, sbase, ctx))
+				return true;
 			mask &= mask - 1;
 		}
 	}
@@ -1212,6 +1249,10 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	}
 	for (b = t->nbuckets; b < TD_BUCKETS; b++)
 		t->bucket[b + 1] = count;
+	t->lone = t->longest <= 16;
+	for (b = 0; b < t->nbuckets; b++)
+		if (t->bucket[b + 1] - t->bucket[b] > 1)
+			t->lone = false;
 
 	/* the tables: every byte that folds to the key byte */
 	for (b = 0; b < t->nbuckets; b++)
