@@ -1555,12 +1555,24 @@ static bool tds_bulk(const struct teddy *t, struct tds *st, struct td_ctx *ctx,
 	}
 }
 
+/* Up to this many starts, td_prefilter() asks the scalar filter */
+#define TD_PREFILTER_SCALAR 8u
+
 /* The first start from @from to @to (exclusive) of @s, whose windows are
- * in hand, that the filter lets through, else @to: below AVX-512, @from.
- * A region without a candidate then costs no scan's setup. */
+ * in hand, that the filter lets through, else @to (below AVX-512, @from
+ * where there are more than TD_PREFILTER_SCALAR).  A region without a
+ * candidate then costs no scan's setup. */
 static size_t td_prefilter(const struct teddy *t, const u8 *s, size_t from,
 			   size_t to)
 {
+	/* a few starts (the carried ones, mostly) cost less one by one
+	 * than a vector's tables and masks */
+	if (to - from <= TD_PREFILTER_SCALAR) {
+		for (; from < to; from++)
+			if (td_filter(t, s, from, t->keyw))
+				break;
+		return from;
+	}
 #if TD_X86
 	if (t->level == TD_VBMI)
 		from = td_first_vbmi(t, s, from, to - 1);
