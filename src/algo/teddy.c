@@ -2121,13 +2121,15 @@ tds_next_rest(struct ts_config *conf, void *state,
 			if (tds_quick(t, st, in))
 				return 0;
 		} else if (t->longest - 1 <= t->quick->max &&
-			   in->len <= TDS_CHUNK &&
-			   tds_long_write(conf, t, st, in)) {
-			return 0;
+			   in->len <= TDS_CHUNK) {
+			if (tds_long_write(conf, t, st, in))
+				return 0;
+			/* its scan's first match, if it kept one (else
+			 * tds_next_quick() asked already) */
+			if (tds_next_hit(conf, st, m))
+				return 1;
 		}
 	}
-	if (tds_next_hit(conf, st, m))
-		return 1;
 	if (tds_bulk_done(t, st, in))
 		return 0;
 	if (st->lazy)
