@@ -99,6 +99,13 @@ struct td_quick {
 	uint32_t hit[TD_QUICK_PATTERNS];  /* bits len - 1 up: it matched */
 	uint32_t live[TD_QUICK_PATTERNS]; /* bits below len - 1 */
 	size_t max;			  /* the longest write taken */
+	/* tds_filter_write(), with VBMI and 8 buckets (else @filter is
+	 * false).  With h carried starts still open (stitch[0]: shortest
+	 * - 1; stitch[1]: longest - 1), lane i of key byte j's vector is
+	 * carried byte i + j below h (a ring lane), else write byte
+	 * i + j - h: one two-source permute builds it. */
+	u8 stitch[2][TD_MAXKEY][64];
+	bool filter;
 };
 
 /* A start with an occurrence, found ahead of its turn (tds_bulk()):
@@ -1124,6 +1131,16 @@ static void td_quick_fill(const struct teddy *t)
 		if (q->max > 33 - p->len)
 			q->max = 33 - p->len;
 	}
+	q->filter = t->level == TD_VBMI && t->nbuckets == 8;
+	for (i = 0; i < 2; i++) {
+		unsigned int h = i ? t->longest - 1 : t->shortest - 1;
+
+		for (j = 0; j < TD_MAXKEY; j++)
+			for (c = 0; c < 64; c++)
+				q->stitch[i][j][c] =
+					(u8)(c + j < h ? c + j :
+							 (64 + c + j - h) & 127);
+	}
 }
 
 static struct ts_config *td_init_level(const void *const *patterns,
@@ -1933,8 +1950,167 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 	return false;
 }
 
+/* Writes of up to this many bytes go through tds_filter_write(): the
+ * 1500-byte ones and longer keep the automata and the collecting scan,
+ * which find their matches in one pass. */
+#define TDS_FILTER_MAX 1024u
+
+static const u8 tds_lanes[64] = {
+	0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+};
+
+/* The lowest @n bits of a mask (all from 64 on). */
+static TD_INLINE uint64_t tds_low(size_t n)
+{
+	return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
+/* Whether a pattern may occur at one of the starts of @s (@n bytes) in
+ * @cand, bit i for start @base + i (modulo: @base may be "negative", the
+ * bits below it clear): one does, or a start's longest window is not all
+ * in hand. */
+static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
+				    size_t base, uint64_t cand, size_t n)
+{
+	while (cand) {
+		size_t q = base + (size_t)__builtin_ctzll(cand);
+		unsigned int bits = td_filter(t, s, q, t->keyw);
+		struct td_ctx ctx = { .overlap = false };
+
+		cand &= cand - 1;
+		if (!bits)
+			continue; /* VBMI's, from a byte of 0x80 up */
+		if (q + t->longest > n)
+			return true;
+		if (t->lone && n - q >= 16) {
+			if (td_verify_lone(t, s, q, bits, 0, &ctx))
+				return true;
+			continue;
+		}
+		td_verify(t, s, q, n - q, bits, 0, &ctx);
+		if (ctx.best.have)
+			return true;
+	}
+	return false;
+}
+
+/* The buckets of the 64 starts from s[p] by key width @keyw (the tables
+ * in @tab), their key bytes loaded with @k: a mask per key byte's load. */
+#define TDS_LOOK(s, p, keyw, tab, k)                                         \
+	({                                                                   \
+		__m512i m_ = _mm512_set1_epi8(-1);                           \
+                                                                             \
+		_Pragma("GCC unroll 4") for (unsigned int j_ = 0; j_ < keyw; \
+					     j_++) m_ =                      \
+			_mm512_and_si512(                                    \
+				m_, td_look7(_mm512_maskz_loadu_epi8(        \
+						     k(j_), s + p + j_),     \
+					     tab[2 * j_], tab[2 * j_ + 1])); \
+		m_;                                                          \
+	})
+
+/*
+ * A write in which no pattern occurs, while the carried bytes are in the
+ * ring: true, the write's last bytes then in the ring too, and the last
+ * shortest - 1 starts (whose bytes are not all in hand) open, without
+ * the automata (!dvalid); false, nothing changed, if a pattern may occur.
+ * The starts filtered: the h carried ones still open (longest - 1 after
+ * the automata, as a longer pattern may have begun there) and those of
+ * the write whose shortest window is in hand; those that pass, verified
+ * where their windows are in the write.  One vector takes the carried
+ * starts and the write's first 64 - h, its key bytes from the ring and
+ * the write at once (q->stitch), the rest are read in place.  Where the
+ * automata cost two steps of 16 table loads, this costs a vector.
+ */
+TD_TARGET_VBMI static TD_INLINE bool
+tds_filter_write_k(const struct teddy *t, struct tds *st,
+		   const struct ts_stream_input *in, const unsigned int keyw)
+{
+	const struct td_quick *q = t->quick;
+	const size_t n = in->len, keep = n < 64 ? n : 64;
+	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
+	const u8 *s = in->data;
+	__m512i tab[2 * TD_MAXKEY], ring, data, m;
+	size_t p, starts;
+	unsigned int j;
+	uint64_t cand;
+
+	_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)
+		TD_TABS7(tab[2 * j], tab[2 * j + 1], 0, j);
+	/* starts from h before the write to its shortest - 1 last */
+	starts = h + n >= t->shortest ? h + n - t->shortest + 1 : 0;
+	/* the h bytes before the write, ending in the ring's second copy */
+	ring = _mm512_maskz_loadu_epi8(
+		tds_low(h), st->ring + (size_t)(in->offset % 64) + 64 - h);
+	data = _mm512_maskz_loadu_epi8(tds_low(keep), s);
+	m = _mm512_set1_epi8(-1);
+	_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)
+		m = _mm512_and_si512(
+			m, td_look7(_mm512_permutex2var_epi8(
+					    ring,
+					    _mm512_loadu_si512(
+						    (const void *)q->stitch
+							    [st->dvalid][j]),
+					    data),
+				    tab[2 * j], tab[2 * j + 1]));
+	cand = TD_NZ64(m) & tds_low(starts);
+	if ((cand & tds_low(h)) ||
+	    tds_may_occur(t, s, (size_t)0 - h, cand >> h << h, n))
+		return false;
+	/* the write's starts past the vector's, their key bytes loaded
+	 * where they lie: whole vectors, then one masked to the write */
+	for (p = 64 - h; p + 63 + keyw <= n; p += 64) {
+#define TDS_ALL(j) (~0ull)
+		cand = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_ALL)) &
+		       tds_low(n - t->shortest - p + 1);
+#undef TDS_ALL
+		if (cand && tds_may_occur(t, s, p, cand, n))
+			return false;
+	}
+	if (p + t->shortest <= n) {
+#define TDS_IN(j) tds_low(n - p - (j))
+		cand = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_IN)) &
+		       tds_low(n - t->shortest - p + 1);
+#undef TDS_IN
+		if (cand && tds_may_occur(t, s, p, cand, n))
+			return false;
+	}
+	/* the last bytes (at least the open starts') into the ring, stream
+	 * byte o at o % 64 and o % 64 + 64: turned by the first one's lane */
+	{
+		const unsigned int r = (unsigned int)((in->offset + n - keep) %
+						      64);
+		const uint64_t k = tds_low(keep);
+		const __m512i last = _mm512_permutexvar_epi8(
+			_mm512_and_si512(
+				_mm512_sub_epi8(_mm512_loadu_si512(
+							(const void *)tds_lanes),
+						_mm512_set1_epi8((char)r)),
+				_mm512_set1_epi8(63)),
+			_mm512_maskz_loadu_epi8(k, s + n - keep));
+		const __mmask64 at = k << r | k >> ((64 - r) & 63);
+
+		_mm512_mask_storeu_epi8(st->ring, at, last);
+		_mm512_mask_storeu_epi8(st->ring + 64, at, last);
+	}
+	st->qend = in->offset + n;
+	st->dvalid = false;
+	return true;
+}
+
+TD_TARGET_VBMI static __attribute__((noinline)) bool
+tds_filter_write(const struct teddy *t, struct tds *st,
+		 const struct ts_stream_input *in)
+{
+	TD_BY_KEYW(tds_filter_write_k, t, st, in);
+}
+
 /* The carried bytes back into buf: those from the longest prefix of a
- * pattern that the stream ends with, as tds_carry() keeps them. */
+ * pattern that the stream ends with, as tds_carry() keeps them (without
+ * the automata, after tds_filter_write(), the last shortest - 1). */
 static void tds_unlazy(const struct teddy *t, struct tds *st)
 {
 	uint32_t any = 0;
@@ -1946,6 +2122,8 @@ static void tds_unlazy(const struct teddy *t, struct tds *st)
 	for (unsigned int i = 0; i < TD_QUICK_PATTERNS; i++)
 		any |= ~st->nd[i] & t->quick->live[i];
 	len = any ? 32 - (size_t)__builtin_clz(any) : 0;
+	if (!st->dvalid)
+		len = t->shortest - 1;
 	from = st->qend - len;
 	memcpy(st->buf, st->ring + end - len, len);
 	if (st->have_prev && st->prev_start != from)
@@ -2116,6 +2294,8 @@ tds_next_rest(struct ts_config *conf, void *state,
 	const struct teddy *t = ts_config_priv(conf);
 	struct tds *st = state;
 
+	if (st->lazy && !st->dvalid)
+		tds_unlazy(t, st); /* tds_filter_write() declined */
 	if (st->phase == TDS_IDLE && !in->end &&
 	    (st->dvalid || tds_quick_state(t, st))) {
 		if (in->len - 1 < t->quick->max) {
@@ -2147,9 +2327,17 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 	const struct teddy *t = ts_config_priv(conf);
 	struct tds *st = state;
 
-	if (st->phase == TDS_IDLE && !in->end && st->dvalid &&
-	    in->len - 1 < t->quick->max && tds_quick(t, st, in))
-		return 0;
+	if (st->phase == TDS_IDLE && !in->end) {
+		if (st->dvalid && in->len - 1 < t->quick->max) {
+			if (tds_quick(t, st, in))
+				return 0;
+		} else if (st->lazy && t->quick->filter &&
+			   in->len <= TDS_FILTER_MAX &&
+			   (!st->dvalid || in->len >= t->shortest - 1) &&
+			   tds_filter_write(t, st, in)) {
+			return 0;
+		}
+	}
 	if (tds_next_hit(conf, st, m))
 		return 1;
 	return tds_next_rest(conf, state, in, m);
