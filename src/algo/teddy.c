@@ -1970,8 +1970,7 @@ static TD_INLINE uint64_t tds_low(size_t n)
 
 /* Whether a pattern may occur at one of the starts of @s (@n bytes) in
  * @cand, bit i for start @base + i (modulo: @base may be "negative", the
- * bits below it clear): one does, or a start's longest window is not all
- * in hand. */
+ * bits below it clear): one does, or may with bytes still to come. */
 static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
 				    size_t base, uint64_t cand, size_t n)
 {
@@ -1983,7 +1982,8 @@ static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
 		cand &= cand - 1;
 		if (!bits)
 			continue; /* VBMI's, from a byte of 0x80 up */
-		if (q + t->longest > n)
+		/* a longer pattern may begin with the bytes in hand */
+		if (q + t->longest > n && td_pending(t, s, q, n - q))
 			return true;
 		if (t->lone && n - q >= 16) {
 			if (td_verify_lone(t, s, q, bits, 0, &ctx))
