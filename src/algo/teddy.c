@@ -99,12 +99,7 @@ struct td_quick {
 	uint32_t hit[TD_QUICK_PATTERNS];  /* bits len - 1 up: it matched */
 	uint32_t live[TD_QUICK_PATTERNS]; /* bits below len - 1 */
 	size_t max;			  /* the longest write taken */
-	/* tds_filter_write(), with VBMI and 8 buckets (else @filter is
-	 * false).  With h carried starts still open (stitch[0]: shortest
-	 * - 1; stitch[1]: longest - 1), lane i of key byte j's vector is
-	 * carried byte i + j below h (a ring lane), else write byte
-	 * i + j - h: one two-source permute builds it. */
-	u8 stitch[2][TD_MAXKEY][64];
+	/* tds_filter_write() takes writes: VBMI and 8 buckets */
 	bool filter;
 };
 
@@ -1132,15 +1127,6 @@ static void td_quick_fill(const struct teddy *t)
 			q->max = 33 - p->len;
 	}
 	q->filter = t->level == TD_VBMI && t->nbuckets == 8;
-	for (i = 0; i < 2; i++) {
-		unsigned int h = i ? t->longest - 1 : t->shortest - 1;
-
-		for (j = 0; j < TD_MAXKEY; j++)
-			for (c = 0; c < 64; c++)
-				q->stitch[i][j][c] =
-					(u8)(c + j < h ? c + j :
-							 (64 + c + j - h) & 127);
-	}
 }
 
 static struct ts_config *td_init_level(const void *const *patterns,
@@ -1423,6 +1409,11 @@ struct tds {
 	uint64_t qend;
 	bool dvalid, lazy;
 	u8 ring[128 + TD_QUICK_WRITE];
+	/* After tds_filter_write() (lazy, !dvalid): the stream's last 64
+	 * bytes, the carried ones the last shortest - 1 (a whole vector
+	 * stored and loaded, which the store forwards to the next write's
+	 * load, where the ring's masked stores would make it wait) */
+	u8 tail[64];
 	/* In TDS_BULK: the starts with an occurrence that one scan found
 	 * ahead of their turn, hits[hit_next, hit_count) relative to stream
 	 * offset hit_base; the write's starts before @hit_done are settled
@@ -1955,11 +1946,18 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
  * which find their matches in one pass. */
 #define TDS_FILTER_MAX 1024u
 
-static const u8 tds_lanes[64] = {
-	0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10, 11, 12, 13, 14, 15,
-	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
-	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+/* 0 to 127: byte permutes' index vectors, loaded from lane k on */
+static const u8 tds_lanes[128] = {
+	0,   1,	  2,   3,   4,	 5,   6,   7,	8,   9,	  10,  11,  12,	 13,
+	14,  15,  16,  17,  18,	 19,  20,  21,	22,  23,  24,  25,  26,	 27,
+	28,  29,  30,  31,  32,	 33,  34,  35,	36,  37,  38,  39,  40,	 41,
+	42,  43,  44,  45,  46,	 47,  48,  49,	50,  51,  52,  53,  54,	 55,
+	56,  57,  58,  59,  60,	 61,  62,  63,	64,  65,  66,  67,  68,	 69,
+	70,  71,  72,  73,  74,	 75,  76,  77,	78,  79,  80,  81,  82,	 83,
+	84,  85,  86,  87,  88,	 89,  90,  91,	92,  93,  94,  95,  96,	 97,
+	98,  99,  100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+	112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125,
+	126, 127,
 };
 
 /* The lowest @n bits of a mask (all from 64 on). */
@@ -2014,48 +2012,51 @@ static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
 
 /*
  * A write in which no pattern occurs, while the carried bytes are in the
- * ring: true, the write's last bytes then in the ring too, and the last
- * shortest - 1 starts (whose bytes are not all in hand) open, without
- * the automata (!dvalid); false, nothing changed, if a pattern may occur.
- * The starts filtered: the h carried ones still open (longest - 1 after
- * the automata, as a longer pattern may have begun there) and those of
- * the write whose shortest window is in hand; those that pass, verified
- * where their windows are in the write.  One vector takes the carried
- * starts and the write's first 64 - h, its key bytes from the ring and
- * the write at once (q->stitch), the rest are read in place.  Where the
- * automata cost two steps of 16 table loads, this costs a vector.
+ * ring (after the automata) or in st->tail (after this): true, the state
+ * then the stream's last 64 bytes in st->tail and its last shortest - 1
+ * starts (whose bytes are not all in hand) open, without the automata
+ * (!dvalid); false, nothing changed, if a pattern may occur.  The starts
+ * filtered: the h carried ones still open (longest - 1 after the
+ * automata, as a longer pattern may have begun there) and those of the
+ * write whose shortest window is in hand; those that pass, verified where
+ * their windows are in the write.  One vector takes the carried starts
+ * and the write's first 64 - h, key byte j's lanes the bytes from 64 - h
+ * + j on of the last 64 bytes and the write's first 64 (a two-source
+ * permute); the rest are read in place.  Where the automata cost two
+ * steps of 16 table loads, this costs a vector.
  */
 TD_TARGET_VBMI static TD_INLINE bool
 tds_filter_write_k(const struct teddy *t, struct tds *st,
 		   const struct ts_stream_input *in, const unsigned int keyw)
 {
-	const struct td_quick *q = t->quick;
-	const size_t n = in->len, keep = n < 64 ? n : 64;
+	const size_t n = in->len;
 	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
 	const u8 *s = in->data;
-	__m512i tab[2 * TD_MAXKEY], ring, data, m;
+	__m512i tab[2 * TD_MAXKEY], last, data, m;
 	size_t p, starts;
 	unsigned int j;
 	uint64_t cand;
 
 	_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)
 		TD_TABS7(tab[2 * j], tab[2 * j + 1], 0, j);
-	/* starts from h before the write to its shortest - 1 last */
-	starts = h + n >= t->shortest ? h + n - t->shortest + 1 : 0;
-	/* the h bytes before the write, ending in the ring's second copy */
-	ring = _mm512_maskz_loadu_epi8(
-		tds_low(h), st->ring + (size_t)(in->offset % 64) + 64 - h);
-	data = _mm512_maskz_loadu_epi8(tds_low(keep), s);
+	/* the stream's last 64 bytes (from the ring: the bytes before the
+	 * carried ones there are older, and only ever let more through) */
+	last = _mm512_loadu_si512(
+		st->dvalid ? (const void *)(st->ring + (size_t)(in->offset % 64)) :
+			     (const void *)st->tail);
+	data = _mm512_maskz_loadu_epi8(tds_low(n), s);
 	m = _mm512_set1_epi8(-1);
 	_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)
 		m = _mm512_and_si512(
 			m, td_look7(_mm512_permutex2var_epi8(
-					    ring,
+					    last,
 					    _mm512_loadu_si512(
-						    (const void *)q->stitch
-							    [st->dvalid][j]),
+						    (const void *)(tds_lanes +
+								   64 - h + j)),
 					    data),
 				    tab[2 * j], tab[2 * j + 1]));
+	/* starts from h before the write to its shortest - 1 last */
+	starts = h + n >= t->shortest ? h + n - t->shortest + 1 : 0;
 	cand = TD_NZ64(m) & tds_low(starts);
 	if ((cand & tds_low(h)) ||
 	    tds_may_occur(t, s, (size_t)0 - h, cand >> h << h, n))
@@ -2078,24 +2079,15 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 		if (cand && tds_may_occur(t, s, p, cand, n))
 			return false;
 	}
-	/* the last bytes (at least the open starts') into the ring, stream
-	 * byte o at o % 64 and o % 64 + 64: turned by the first one's lane */
-	{
-		const unsigned int r = (unsigned int)((in->offset + n - keep) %
-						      64);
-		const uint64_t k = tds_low(keep);
-		const __m512i last = _mm512_permutexvar_epi8(
-			_mm512_and_si512(
-				_mm512_sub_epi8(_mm512_loadu_si512(
-							(const void *)tds_lanes),
-						_mm512_set1_epi8((char)r)),
-				_mm512_set1_epi8(63)),
-			_mm512_maskz_loadu_epi8(k, s + n - keep));
-		const __mmask64 at = k << r | k >> ((64 - r) & 63);
-
-		_mm512_mask_storeu_epi8(st->ring, at, last);
-		_mm512_mask_storeu_epi8(st->ring + 64, at, last);
-	}
+	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
+	if (n >= 64)
+		last = _mm512_loadu_si512((const void *)(s + n - 64));
+	else
+		last = _mm512_permutex2var_epi8(
+			last,
+			_mm512_loadu_si512((const void *)(tds_lanes + n)),
+			data);
+	_mm512_storeu_si512((void *)st->tail, last);
 	st->qend = in->offset + n;
 	st->dvalid = false;
 	return true;
@@ -2113,19 +2105,24 @@ tds_filter_write(const struct teddy *t, struct tds *st,
  * the automata, after tds_filter_write(), the last shortest - 1). */
 static void tds_unlazy(const struct teddy *t, struct tds *st)
 {
-	uint32_t any = 0;
-	size_t len, end = (size_t)(st->qend % 64) + 64;
 	uint64_t from;
+	size_t len;
 
-	/* bit j: a prefix of j + 1 bytes (none past a pattern's own, as no
-	 * match ended) */
-	for (unsigned int i = 0; i < TD_QUICK_PATTERNS; i++)
-		any |= ~st->nd[i] & t->quick->live[i];
-	len = any ? 32 - (size_t)__builtin_clz(any) : 0;
-	if (!st->dvalid)
+	if (st->dvalid) {
+		uint32_t any = 0;
+
+		/* bit j: a prefix of j + 1 bytes (none past a pattern's
+		 * own, as no match ended) */
+		for (unsigned int i = 0; i < TD_QUICK_PATTERNS; i++)
+			any |= ~st->nd[i] & t->quick->live[i];
+		len = any ? 32 - (size_t)__builtin_clz(any) : 0;
+		memcpy(st->buf, st->ring + (size_t)(st->qend % 64) + 64 - len,
+		       len);
+	} else {
 		len = t->shortest - 1;
+		memcpy(st->buf, st->tail + 64 - len, len);
+	}
 	from = st->qend - len;
-	memcpy(st->buf, st->ring + end - len, len);
 	if (st->have_prev && st->prev_start != from)
 		st->have_prev = false;
 	st->resume = st->kstart = st->hbase = from;
