@@ -1966,11 +1966,12 @@ static TD_INLINE uint64_t tds_low(size_t n)
 	return n >= 64 ? ~0ull : (1ull << n) - 1;
 }
 
-/* Whether a pattern may occur at one of the starts of @s (@n bytes) in
- * @cand, bit i for start @base + i (modulo: @base may be "negative", the
- * bits below it clear): one does, or may with bytes still to come. */
-static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
-				    size_t base, uint64_t cand, size_t n)
+/* The first of the starts of @s (@n bytes) in @cand (bit i for start
+ * @base + i; modulo: @base may be "negative", the bits below it clear)
+ * where a pattern occurs, or may with bytes still to come; else
+ * SIZE_MAX. */
+static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
+				      size_t base, uint64_t cand, size_t n)
 {
 	while (cand) {
 		size_t q = base + (size_t)__builtin_ctzll(cand);
@@ -1982,17 +1983,17 @@ static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
 			continue; /* VBMI's, from a byte of 0x80 up */
 		/* a longer pattern may begin with the bytes in hand */
 		if (q + t->longest > n && td_pending(t, s, q, n - q))
-			return true;
+			return q;
 		if (t->lone && n - q >= 16) {
 			if (td_verify_lone(t, s, q, bits, 0, &ctx))
-				return true;
+				return q;
 			continue;
 		}
 		td_verify(t, s, q, n - q, bits, 0, &ctx);
 		if (ctx.best.have)
-			return true;
+			return q;
 	}
-	return false;
+	return SIZE_MAX;
 }
 
 /* The buckets of the 64 starts from s[p] by key width @keyw (the tables
@@ -2010,12 +2011,21 @@ static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
 		m_;                                                          \
 	})
 
+/* What tds_filter_write() found */
+enum tds_fw {
+	TDS_FW_DONE,	/* no occurrence: the write is taken */
+	TDS_FW_CARRIED, /* a carried start passed the filter: nothing done */
+	TDS_FW_AT,	/* one may occur at a start of the write, the first */
+};
+
 /*
- * A write in which no pattern occurs, while the carried bytes are in the
- * ring (after the automata) or in st->tail (after this): true, the state
- * then the stream's last 64 bytes in st->tail and its last shortest - 1
- * starts (whose bytes are not all in hand) open, without the automata
- * (!dvalid); false, nothing changed, if a pattern may occur.  The starts
+ * A write while the carried bytes are in the ring (after the automata)
+ * or in st->tail (after this).  Where no pattern occurs in it, the state
+ * then becomes the stream's last 64 bytes in st->tail and its last
+ * shortest - 1 starts (whose bytes are not all in hand) open, without the
+ * automata (!dvalid).  Else nothing changes, and *@at is the first start
+ * of the write where a pattern may occur, if the carried ones had none
+ * (TDS_FW_AT: tds_next_from() goes on from there).  The starts
  * filtered: the h carried ones still open (longest - 1 after the
  * automata, as a longer pattern may have begun there) and those of the
  * write whose shortest window is in hand; those that pass, verified where
@@ -2025,9 +2035,10 @@ static TD_INLINE bool tds_may_occur(const struct teddy *t, const u8 *s,
  * permute); the rest are read in place.  Where the automata cost two
  * steps of 16 table loads, this costs a vector.
  */
-TD_TARGET_VBMI static TD_INLINE bool
+TD_TARGET_VBMI static TD_INLINE enum tds_fw
 tds_filter_write_k(const struct teddy *t, struct tds *st,
-		   const struct ts_stream_input *in, const unsigned int keyw)
+		   const struct ts_stream_input *in, size_t *at,
+		   const unsigned int keyw)
 {
 	const size_t n = in->len;
 	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
@@ -2058,9 +2069,11 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	/* starts from h before the write to its shortest - 1 last */
 	starts = h + n >= t->shortest ? h + n - t->shortest + 1 : 0;
 	cand = TD_NZ64(m) & tds_low(starts);
-	if ((cand & tds_low(h)) ||
-	    tds_may_occur(t, s, (size_t)0 - h, cand >> h << h, n))
-		return false;
+	if (cand & tds_low(h))
+		return TDS_FW_CARRIED;
+	if (cand && (*at = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
+					 n)) != SIZE_MAX)
+		return TDS_FW_AT;
 	/* the write's starts past the vector's, their key bytes loaded
 	 * where they lie: whole vectors, then one masked to the write */
 	for (p = 64 - h; p + 63 + keyw <= n; p += 64) {
@@ -2068,16 +2081,16 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 		cand = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_ALL)) &
 		       tds_low(n - t->shortest - p + 1);
 #undef TDS_ALL
-		if (cand && tds_may_occur(t, s, p, cand, n))
-			return false;
+		if (cand && (*at = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
+			return TDS_FW_AT;
 	}
 	if (p + t->shortest <= n) {
 #define TDS_IN(j) tds_low(n - p - (j))
 		cand = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_IN)) &
 		       tds_low(n - t->shortest - p + 1);
 #undef TDS_IN
-		if (cand && tds_may_occur(t, s, p, cand, n))
-			return false;
+		if (cand && (*at = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
+			return TDS_FW_AT;
 	}
 	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
 	if (n >= 64)
@@ -2090,14 +2103,14 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	_mm512_storeu_si512((void *)st->tail, last);
 	st->qend = in->offset + n;
 	st->dvalid = false;
-	return true;
+	return TDS_FW_DONE;
 }
 
-TD_TARGET_VBMI static __attribute__((noinline)) bool
+TD_TARGET_VBMI static __attribute__((noinline)) enum tds_fw
 tds_filter_write(const struct teddy *t, struct tds *st,
-		 const struct ts_stream_input *in)
+		 const struct ts_stream_input *in, size_t *at)
 {
-	TD_BY_KEYW(tds_filter_write_k, t, st, in);
+	TD_BY_KEYW(tds_filter_write_k, t, st, in, at);
 }
 
 /* The carried bytes back into buf: those from the longest prefix of a
@@ -2283,6 +2296,32 @@ static TD_INLINE bool tds_next_hit(const struct ts_config *conf, struct tds *st,
 }
 
 #if TD_X86
+/* After tds_filter_write(): the long way from start @q of write @in, the
+ * starts before it settled, as tds_long_write() goes on from its
+ * prefilter's first candidate. */
+static __attribute__((noinline)) int
+tds_next_from(struct ts_config *conf, struct tds *st,
+	      const struct ts_stream_input *in, size_t q, struct ts_match *m)
+{
+	const struct teddy *t = ts_config_priv(conf);
+
+	st->hlen = 0;
+	st->hbase = st->kstart = in->offset;
+	st->resume = in->offset + q;
+	st->have_prev = false;
+	st->lazy = false;
+	st->dvalid = false;
+	if (q + t->longest <= in->len &&
+	    tds_collect(t, st, conf->flags & TS_OVERLAP, in->data, in->offset,
+			q, in->len - t->longest)) {
+		st->resume = in->offset + st->hits[0].q;
+		st->phase = TDS_BULK;
+		if (tds_next_hit(conf, st, m))
+			return 1;
+	}
+	return tds_next_slow(conf, st, in, m);
+}
+
 /* tds_next_quick() for what tds_quick() does not take. */
 TD_TARGET_AVX2 static __attribute__((noinline)) int
 tds_next_rest(struct ts_config *conf, void *state,
@@ -2325,14 +2364,22 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 	struct tds *st = state;
 
 	if (st->phase == TDS_IDLE && !in->end) {
+		size_t at;
+
 		if (st->dvalid && in->len - 1 < t->quick->max) {
 			if (tds_quick(t, st, in))
 				return 0;
 		} else if (st->lazy && t->quick->filter &&
 			   in->len <= TDS_FILTER_MAX &&
-			   (!st->dvalid || in->len >= t->shortest - 1) &&
-			   tds_filter_write(t, st, in)) {
-			return 0;
+			   (!st->dvalid || in->len >= t->shortest - 1)) {
+			switch (tds_filter_write(t, st, in, &at)) {
+			case TDS_FW_DONE:
+				return 0;
+			case TDS_FW_AT:
+				return tds_next_from(conf, st, in, at, m);
+			default:
+				break;
+			}
 		}
 	}
 	if (tds_next_hit(conf, st, m))
