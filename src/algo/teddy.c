@@ -2354,6 +2354,23 @@ tds_next_rest(struct ts_config *conf, void *state,
 	return tds_next_slow(conf, state, in, m);
 }
 
+/* tds_next_quick() for a write that tds_filter_write() may take. */
+static __attribute__((noinline)) int
+tds_next_filter(struct ts_config *conf, struct tds *st,
+		const struct ts_stream_input *in, struct ts_match *m)
+{
+	size_t at;
+
+	switch (tds_filter_write(ts_config_priv(conf), st, in, &at)) {
+	case TDS_FW_DONE:
+		return 0;
+	case TDS_FW_AT:
+		return tds_next_from(conf, st, in, at, m);
+	default:
+		return tds_next_rest(conf, st, in, m);
+	}
+}
+
 /* tds_next() where t->quick is set: a short write with the automata at
  * hand costs a few cycles, without a frame. */
 TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
@@ -2364,22 +2381,13 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 	struct tds *st = state;
 
 	if (st->phase == TDS_IDLE && !in->end) {
-		size_t at;
-
 		if (st->dvalid && in->len - 1 < t->quick->max) {
 			if (tds_quick(t, st, in))
 				return 0;
 		} else if (st->lazy && t->quick->filter &&
 			   in->len <= TDS_FILTER_MAX &&
 			   (!st->dvalid || in->len >= t->shortest - 1)) {
-			switch (tds_filter_write(t, st, in, &at)) {
-			case TDS_FW_DONE:
-				return 0;
-			case TDS_FW_AT:
-				return tds_next_from(conf, st, in, at, m);
-			default:
-				break;
-			}
+			return tds_next_filter(conf, st, in, m);
 		}
 	}
 	if (tds_next_hit(conf, st, m))
