@@ -2035,29 +2035,33 @@ enum tds_fw {
  * permute); the rest are read in place.  Where the automata cost two
  * steps of 16 table loads, this costs a vector.
  */
-TD_TARGET_VBMI static TD_INLINE enum tds_fw
-tds_filter_write_k(const struct teddy *t, struct tds *st,
-		   const struct ts_stream_input *in, size_t *at,
-		   const unsigned int keyw)
+TD_TARGET_VBMI static TD_INLINE void tds_tables(const struct teddy *t,
+						__m512i *tab,
+						const unsigned int keyw)
+{
+	_Pragma("GCC unroll 4") for (unsigned int j = 0; j < keyw; j++)
+		TD_TABS7(tab[2 * j], tab[2 * j + 1], 0, j);
+}
+
+/* The starts that pass the filter among the h carried ones and the
+ * write's first 64 - h (bit i: the start h - i bytes before the write),
+ * to the write's shortest - 1 last. */
+TD_TARGET_VBMI static TD_INLINE uint64_t
+tds_head_cands(const struct teddy *t, const struct tds *st,
+	       const struct ts_stream_input *in, size_t h,
+	       const unsigned int keyw)
 {
 	const size_t n = in->len;
-	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
-	const u8 *s = in->data;
-	__m512i tab[2 * TD_MAXKEY], last, data, m;
-	size_t p, starts;
-	unsigned int j;
-	uint64_t cand;
+	__m512i tab[2 * TD_MAXKEY], last, data, m = _mm512_set1_epi8(-1);
 
-	_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)
-		TD_TABS7(tab[2 * j], tab[2 * j + 1], 0, j);
+	tds_tables(t, tab, keyw);
 	/* the stream's last 64 bytes (from the ring: the bytes before the
 	 * carried ones there are older, and only ever let more through) */
 	last = _mm512_loadu_si512(
 		st->dvalid ? (const void *)(st->ring + (size_t)(in->offset % 64)) :
 			     (const void *)st->tail);
-	data = _mm512_maskz_loadu_epi8(tds_low(n), s);
-	m = _mm512_set1_epi8(-1);
-	_Pragma("GCC unroll 4") for (j = 0; j < keyw; j++)
+	data = _mm512_maskz_loadu_epi8(tds_low(n), in->data);
+	_Pragma("GCC unroll 4") for (unsigned int j = 0; j < keyw; j++)
 		m = _mm512_and_si512(
 			m, td_look7(_mm512_permutex2var_epi8(
 					    last,
@@ -2066,44 +2070,88 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 								   64 - h + j)),
 					    data),
 				    tab[2 * j], tab[2 * j + 1]));
-	/* starts from h before the write to its shortest - 1 last */
-	starts = h + n >= t->shortest ? h + n - t->shortest + 1 : 0;
-	cand = TD_NZ64(m) & tds_low(starts);
-	if (cand & tds_low(h))
-		return TDS_FW_CARRIED;
-	if (cand && (*at = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
-					 n)) != SIZE_MAX)
-		return TDS_FW_AT;
-	/* the write's starts past the vector's, their key bytes loaded
-	 * where they lie: whole vectors, then one masked to the write */
-	for (p = 64 - h; p + 63 + keyw <= n; p += 64) {
+	return TD_NZ64(m) &
+	       tds_low(h + n >= t->shortest ? h + n - t->shortest + 1 : 0);
+}
+
+/* The first vector of 64 starts of @s (@n bytes) from @p, to the
+ * shortest - 1 last, with a start that passes the filter: its p, and
+ * those starts in *@cand; else SIZE_MAX.  The key bytes loaded where they
+ * lie: whole vectors, then one masked to the write.  No call in the loop,
+ * which would take the tables out of the registers. */
+TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
+						      const u8 *s, size_t p,
+						      size_t n, uint64_t *cand,
+						      const unsigned int keyw)
+{
+	__m512i tab[2 * TD_MAXKEY];
+	uint64_t c;
+
+	tds_tables(t, tab, keyw);
+	for (; p + 63 + keyw <= n; p += 64) {
 #define TDS_ALL(j) (~0ull)
-		cand = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_ALL)) &
-		       tds_low(n - t->shortest - p + 1);
+		c = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_ALL)) &
+		    tds_low(n - t->shortest - p + 1);
 #undef TDS_ALL
-		if (cand && (*at = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
-			return TDS_FW_AT;
+		if (c) {
+			*cand = c;
+			return p;
+		}
 	}
 	if (p + t->shortest <= n) {
 #define TDS_IN(j) tds_low(n - p - (j))
-		cand = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_IN)) &
-		       tds_low(n - t->shortest - p + 1);
+		c = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_IN)) &
+		    tds_low(n - t->shortest - p + 1);
 #undef TDS_IN
-		if (cand && (*at = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
-			return TDS_FW_AT;
+		if (c) {
+			*cand = c;
+			return p;
+		}
 	}
+	return SIZE_MAX;
+}
+
+TD_TARGET_VBMI static TD_INLINE enum tds_fw
+tds_filter_write_k(const struct teddy *t, struct tds *st,
+		   const struct ts_stream_input *in, size_t *at,
+		   const unsigned int keyw)
+{
+	const size_t n = in->len;
+	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
+	const u8 *s = in->data;
+	uint64_t cand = tds_head_cands(t, st, in, h, keyw);
+	size_t p, q;
+	__m512i last;
+
+	if (cand & tds_low(h))
+		return TDS_FW_CARRIED;
+	if (cand && (q = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
+				       n)) != SIZE_MAX)
+		goto at;
+	for (p = 64 - h; (p = tds_next_cands(t, s, p, n, &cand, keyw)) !=
+			 SIZE_MAX;
+	     p += 64)
+		if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
+			goto at;
 	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
 	if (n >= 64)
 		last = _mm512_loadu_si512((const void *)(s + n - 64));
 	else
 		last = _mm512_permutex2var_epi8(
-			last,
+			_mm512_loadu_si512(
+				st->dvalid ? (const void *)(st->ring +
+							    (size_t)(in->offset %
+								     64)) :
+					     (const void *)st->tail),
 			_mm512_loadu_si512((const void *)(tds_lanes + n)),
-			data);
+			_mm512_maskz_loadu_epi8(tds_low(n), s));
 	_mm512_storeu_si512((void *)st->tail, last);
 	st->qend = in->offset + n;
 	st->dvalid = false;
 	return TDS_FW_DONE;
+at:
+	*at = q;
+	return TDS_FW_AT;
 }
 
 TD_TARGET_VBMI static __attribute__((noinline)) enum tds_fw
