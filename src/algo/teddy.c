@@ -85,6 +85,7 @@ struct td_pat {
 };
 
 struct teddy;
+struct tds;
 
 /* A stream's short writes, up to TD_QUICK_PATTERNS patterns of up to 32
  * bytes: each pattern's shift-and automaton in a 32-bit lane of a vector
@@ -99,8 +100,10 @@ struct td_quick {
 	uint32_t hit[TD_QUICK_PATTERNS];  /* bits len - 1 up: it matched */
 	uint32_t live[TD_QUICK_PATTERNS]; /* bits below len - 1 */
 	size_t max;			  /* the longest write taken */
-	/* tds_filter_write() takes writes: VBMI and 8 buckets */
-	bool filter;
+	/* tds_filter_write_*() for the set's key width, where it takes
+	 * writes (VBMI and 8 buckets), else NULL */
+	size_t (*filter)(const struct teddy *t, struct tds *st,
+			 const struct ts_stream_input *in);
 };
 
 /* A start with an occurrence, found ahead of its turn (tds_bulk()):
@@ -1096,6 +1099,18 @@ static int td_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+#if TD_X86
+#define TDS_FILTER_WRITE(k)                                          \
+	static size_t tds_filter_write_##k(const struct teddy *t,    \
+					   struct tds *st,           \
+					   const struct ts_stream_input *in);
+TDS_FILTER_WRITE(1)
+TDS_FILTER_WRITE(2)
+TDS_FILTER_WRITE(3)
+TDS_FILTER_WRITE(4)
+#undef TDS_FILTER_WRITE
+#endif
+
 /* t->quick's tables for the patterns in t->pat (lane i: pat[i]). */
 static void td_quick_fill(const struct teddy *t)
 {
@@ -1126,7 +1141,14 @@ static void td_quick_fill(const struct teddy *t)
 		if (q->max > 33 - p->len)
 			q->max = 33 - p->len;
 	}
-	q->filter = t->level == TD_VBMI && t->nbuckets == 8;
+	q->filter = NULL;
+#if TD_X86
+	if (t->level == TD_VBMI && t->nbuckets == 8)
+		q->filter = t->keyw == 1 ? tds_filter_write_1 :
+			    t->keyw == 2 ? tds_filter_write_2 :
+			    t->keyw == 3 ? tds_filter_write_3 :
+					   tds_filter_write_4;
+#endif
 }
 
 static struct ts_config *td_init_level(const void *const *patterns,
@@ -2011,21 +2033,19 @@ static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
 		m_;                                                          \
 	})
 
-/* What tds_filter_write() found */
-enum tds_fw {
-	TDS_FW_DONE,	/* no occurrence: the write is taken */
-	TDS_FW_CARRIED, /* a carried start passed the filter: nothing done */
-	TDS_FW_AT,	/* one may occur at a start of the write, the first */
-};
+/* What tds_filter_write() returns where it does not give the start of
+ * the write from which a pattern may occur */
+#define TDS_FW_DONE SIZE_MAX	      /* none does: the write is taken */
+#define TDS_FW_CARRIED (SIZE_MAX - 1) /* a carried start passed: nothing done */
 
 /*
  * A write while the carried bytes are in the ring (after the automata)
  * or in st->tail (after this).  Where no pattern occurs in it, the state
  * then becomes the stream's last 64 bytes in st->tail and its last
  * shortest - 1 starts (whose bytes are not all in hand) open, without the
- * automata (!dvalid).  Else nothing changes, and *@at is the first start
- * of the write where a pattern may occur, if the carried ones had none
- * (TDS_FW_AT: tds_next_from() goes on from there).  The starts
+ * automata (!dvalid).  Else nothing changes, and the first start of the
+ * write where a pattern may occur is returned, if the carried ones had
+ * none (tds_next_from() goes on from there).  The starts
  * filtered: the h carried ones still open (longest - 1 after the
  * automata, as a longer pattern may have begun there) and those of the
  * write whose shortest window is in hand; those that pass, verified where
@@ -2111,10 +2131,9 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 	return SIZE_MAX;
 }
 
-TD_TARGET_VBMI static TD_INLINE enum tds_fw
+TD_TARGET_VBMI static TD_INLINE size_t
 tds_filter_write_k(const struct teddy *t, struct tds *st,
-		   const struct ts_stream_input *in, size_t *at,
-		   const unsigned int keyw)
+		   const struct ts_stream_input *in, const unsigned int keyw)
 {
 	const size_t n = in->len;
 	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
@@ -2127,12 +2146,12 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 		return TDS_FW_CARRIED;
 	if (cand && (q = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
 				       n)) != SIZE_MAX)
-		goto at;
+		return q;
 	for (p = 64 - h; (p = tds_next_cands(t, s, p, n, &cand, keyw)) !=
 			 SIZE_MAX;
 	     p += 64)
 		if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
-			goto at;
+			return q;
 	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
 	if (n >= 64)
 		last = _mm512_loadu_si512((const void *)(s + n - 64));
@@ -2149,17 +2168,22 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	st->qend = in->offset + n;
 	st->dvalid = false;
 	return TDS_FW_DONE;
-at:
-	*at = q;
-	return TDS_FW_AT;
 }
 
-TD_TARGET_VBMI static __attribute__((noinline)) enum tds_fw
-tds_filter_write(const struct teddy *t, struct tds *st,
-		 const struct ts_stream_input *in, size_t *at)
-{
-	TD_BY_KEYW(tds_filter_write_k, t, st, in, at);
-}
+/* tds_filter_write() for each key width, which t->quick->filter
+ * points to */
+#define TDS_FILTER_WRITE(k)                                                 \
+	TD_TARGET_VBMI static __attribute__((noinline)) size_t             \
+		tds_filter_write_##k(const struct teddy *t, struct tds *st, \
+				     const struct ts_stream_input *in)      \
+	{                                                                   \
+		return tds_filter_write_k(t, st, in, k);                    \
+	}
+TDS_FILTER_WRITE(1)
+TDS_FILTER_WRITE(2)
+TDS_FILTER_WRITE(3)
+TDS_FILTER_WRITE(4)
+#undef TDS_FILTER_WRITE
 
 /* The carried bytes back into buf: those from the longest prefix of a
  * pattern that the stream ends with, as tds_carry() keeps them (without
@@ -2402,21 +2426,16 @@ tds_next_rest(struct ts_config *conf, void *state,
 	return tds_next_slow(conf, state, in, m);
 }
 
-/* tds_next_quick() for a write that tds_filter_write() may take. */
+/* tds_next_quick() for a write that tds_filter_write() did not take:
+ * from its start @at, or the long way. */
 static __attribute__((noinline)) int
-tds_next_filter(struct ts_config *conf, struct tds *st,
-		const struct ts_stream_input *in, struct ts_match *m)
+tds_next_filtered(struct ts_config *conf, struct tds *st,
+		  const struct ts_stream_input *in, size_t at,
+		  struct ts_match *m)
 {
-	size_t at;
-
-	switch (tds_filter_write(ts_config_priv(conf), st, in, &at)) {
-	case TDS_FW_DONE:
-		return 0;
-	case TDS_FW_AT:
-		return tds_next_from(conf, st, in, at, m);
-	default:
+	if (at == TDS_FW_CARRIED)
 		return tds_next_rest(conf, st, in, m);
-	}
+	return tds_next_from(conf, st, in, at, m);
 }
 
 /* tds_next() where t->quick is set: a short write with the automata at
@@ -2435,7 +2454,11 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 		} else if (st->lazy && t->quick->filter &&
 			   in->len <= TDS_FILTER_MAX &&
 			   (!st->dvalid || in->len >= t->shortest - 1)) {
-			return tds_next_filter(conf, st, in, m);
+			size_t at = t->quick->filter(t, st, in);
+
+			if (at == TDS_FW_DONE)
+				return 0;
+			return tds_next_filtered(conf, st, in, at, m);
 		}
 	}
 	if (tds_next_hit(conf, st, m))
