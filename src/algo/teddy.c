@@ -100,10 +100,10 @@ struct td_quick {
 	uint32_t hit[TD_QUICK_PATTERNS];  /* bits len - 1 up: it matched */
 	uint32_t live[TD_QUICK_PATTERNS]; /* bits below len - 1 */
 	size_t max;			  /* the longest write taken */
-	/* tds_filter_write_*() for the set's key width, where it takes
-	 * writes (VBMI and 8 buckets), else NULL */
-	size_t (*filter)(const struct teddy *t, struct tds *st,
-			 const struct ts_stream_input *in);
+	/* tds_next_filter_*() for the set's key width, where
+	 * tds_filter_write() takes writes (VBMI and 8 buckets), else NULL */
+	int (*filter)(struct ts_config *conf, void *state,
+		      const struct ts_stream_input *in, struct ts_match *m);
 };
 
 /* A start with an occurrence, found ahead of its turn (tds_bulk()):
@@ -1100,15 +1100,15 @@ static int td_cmp(const void *a, const void *b)
 }
 
 #if TD_X86
-#define TDS_FILTER_WRITE(k)                                          \
-	static size_t tds_filter_write_##k(const struct teddy *t,    \
-					   struct tds *st,           \
-					   const struct ts_stream_input *in);
-TDS_FILTER_WRITE(1)
-TDS_FILTER_WRITE(2)
-TDS_FILTER_WRITE(3)
-TDS_FILTER_WRITE(4)
-#undef TDS_FILTER_WRITE
+#define TDS_NEXT_FILTER(k)                                                  \
+	static int tds_next_filter_##k(struct ts_config *conf, void *state, \
+				       const struct ts_stream_input *in,    \
+				       struct ts_match *m);
+TDS_NEXT_FILTER(1)
+TDS_NEXT_FILTER(2)
+TDS_NEXT_FILTER(3)
+TDS_NEXT_FILTER(4)
+#undef TDS_NEXT_FILTER
 #endif
 
 /* t->quick's tables for the patterns in t->pat (lane i: pat[i]). */
@@ -1144,10 +1144,10 @@ static void td_quick_fill(const struct teddy *t)
 	q->filter = NULL;
 #if TD_X86
 	if (t->level == TD_VBMI && t->nbuckets == 8)
-		q->filter = t->keyw == 1 ? tds_filter_write_1 :
-			    t->keyw == 2 ? tds_filter_write_2 :
-			    t->keyw == 3 ? tds_filter_write_3 :
-					   tds_filter_write_4;
+		q->filter = t->keyw == 1 ? tds_next_filter_1 :
+			    t->keyw == 2 ? tds_next_filter_2 :
+			    t->keyw == 3 ? tds_next_filter_3 :
+					   tds_next_filter_4;
 #endif
 }
 
@@ -2170,20 +2170,6 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	return TDS_FW_DONE;
 }
 
-/* tds_filter_write() for each key width, which t->quick->filter
- * points to */
-#define TDS_FILTER_WRITE(k)                                                 \
-	TD_TARGET_VBMI static __attribute__((noinline)) size_t             \
-		tds_filter_write_##k(const struct teddy *t, struct tds *st, \
-				     const struct ts_stream_input *in)      \
-	{                                                                   \
-		return tds_filter_write_k(t, st, in, k);                    \
-	}
-TDS_FILTER_WRITE(1)
-TDS_FILTER_WRITE(2)
-TDS_FILTER_WRITE(3)
-TDS_FILTER_WRITE(4)
-#undef TDS_FILTER_WRITE
 
 /* The carried bytes back into buf: those from the longest prefix of a
  * pattern that the stream ends with, as tds_carry() keeps them (without
@@ -2438,6 +2424,26 @@ tds_next_filtered(struct ts_config *conf, struct tds *st,
 	return tds_next_from(conf, st, in, at, m);
 }
 
+/* tds_next() for a write that tds_filter_write() may take, for each key
+ * width (t->quick->filter) */
+#define TDS_NEXT_FILTER(k)                                                  \
+	TD_TARGET_VBMI static int tds_next_filter_##k(                      \
+		struct ts_config *conf, void *state,                        \
+		const struct ts_stream_input *in, struct ts_match *m)       \
+	{                                                                   \
+		size_t at = tds_filter_write_k(ts_config_priv(conf), state, \
+					       in, k);                      \
+                                                                            \
+		if (at == TDS_FW_DONE)                                      \
+			return 0;                                           \
+		return tds_next_filtered(conf, state, in, at, m);           \
+	}
+TDS_NEXT_FILTER(1)
+TDS_NEXT_FILTER(2)
+TDS_NEXT_FILTER(3)
+TDS_NEXT_FILTER(4)
+#undef TDS_NEXT_FILTER
+
 /* tds_next() where t->quick is set: a short write with the automata at
  * hand costs a few cycles, without a frame. */
 TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
@@ -2454,11 +2460,7 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 		} else if (st->lazy && t->quick->filter &&
 			   in->len <= TDS_FILTER_MAX &&
 			   (!st->dvalid || in->len >= t->shortest - 1)) {
-			size_t at = t->quick->filter(t, st, in);
-
-			if (at == TDS_FW_DONE)
-				return 0;
-			return tds_next_filtered(conf, st, in, at, m);
+			return t->quick->filter(conf, state, in, m);
 		}
 	}
 	if (tds_next_hit(conf, st, m))
