@@ -362,11 +362,8 @@ int textsearch_stream_next(struct ts_stream *s, struct ts_match *m)
 	if (!s->waiting)
 		return 0;
 	ret = s->engine->next(s->conf, s->state, &s->in, m);
-	if (ret <= 0) {
-		s->waiting = false;
-		s->in.data = NULL;
-		s->in.len = 0;
-	}
+	if (ret <= 0)
+		s->waiting = false; /* s->in is read only while waiting */
 	return ret;
 }
 
