@@ -236,10 +236,128 @@ static void test_differential(void **unused)
 	assert_true(results > 10000);
 }
 
+/* One stream of @n bytes of data[] in writes of @ws against the reference,
+ * matches taken after each write; the number compared. */
+static unsigned int stream_in_writes(struct ts_config *conf, const u8 **pp,
+				     unsigned int n, unsigned int ws,
+				     bool overlap)
+{
+	struct ts_stream *s = textsearch_stream_open(conf, GFP_KERNEL);
+	struct ref_match *ref;
+	unsigned int nref, got = 0;
+	struct ts_match m;
+
+	assert_false(IS_ERR(s));
+	ref = ref_set_matches(pp, lens, npats, false, data, n, overlap, &nref);
+	for (unsigned int off = 0; off < n; off += ws) {
+		unsigned int cut = n - off < ws ? n - off : ws;
+
+		memcpy(guard_end - cut, data + off, cut);
+		assert_int_equal(
+			textsearch_stream_write(s, guard_end - cut, cut), 0);
+		while (textsearch_stream_next(s, &m) > 0) {
+			assert_true(got < nref);
+			assert_int_equal(m.start, ref[got].start);
+			assert_int_equal(m.end, ref[got].end);
+			assert_int_equal(m.id, ref[got].id);
+			got++;
+		}
+	}
+	assert_int_equal(textsearch_stream_end(s), 0);
+	while (textsearch_stream_next(s, &m) > 0) {
+		assert_true(got < nref);
+		assert_int_equal(m.start, ref[got].start);
+		got++;
+	}
+	assert_int_equal(got, nref);
+	textsearch_stream_free(s);
+	free(ref);
+	return nref;
+}
+
+/*
+ * The writes after quiet ones, which the set's engine takes without its
+ * automata (tds_filter_write(): VBMI, 8 buckets): one occurrence of a
+ * pattern planted so that it ends anywhere from 70 bytes before the end
+ * of the fifth write to 20 after, in bytes no pattern holds, for writes of
+ * 17 to 1024 bytes.  An occurrence ending where the write does, starting
+ * where it does, or in the bytes carried between them must be found
+ * there, and only once.
+ */
+static void test_write_edges(void **unused)
+{
+	static const unsigned int sizes[] = { 17,  31,	63,  64,  65,  100,
+					      128, 129, 255, 256, 511, 1024 };
+	/* shortest and longest of each: the open starts (shortest - 1)
+	 * and the carried ones (longest - 1) */
+	static const unsigned int set_lens[][8] = {
+		{ 9, 16, 11, 12, 13, 14, 15, 10 },
+		{ 4, 7, 5, 0 },
+		{ 1, 20, 0 },
+	};
+	static const char *const edge_algos[] = { "teddy", "teddy_vbmi",
+						  "teddy_avx2" };
+	struct rng r = { test_seed("stream-teddy-edges", 20261205) };
+	unsigned long results = 0;
+
+	(void)unused;
+	for (unsigned int set = 0; set < 3; set++) {
+		const u8 *pp[8];
+
+		for (npats = 0; npats < 8 && set_lens[set][npats]; npats++) {
+			lens[npats] = set_lens[set][npats];
+			for (unsigned int i = 0; i < lens[npats]; i++)
+				pats[npats][i] =
+					(u8) "abcdef"[rng_below(&r, 6)];
+			pp[npats] = pats[npats];
+		}
+		for (unsigned int a = 0; a < 3; a++)
+			for (int overlap = 0; overlap < 2; overlap++) {
+				struct ts_config *conf = textsearch_prepare_set(
+					edge_algos[a], (const void *const *)pp,
+					lens, npats, GFP_KERNEL,
+					overlap ? TS_OVERLAP : 0);
+
+				assert_false(IS_ERR(conf));
+				for (unsigned int w = 0; w < 12; w++) {
+					const unsigned int ws = sizes[w],
+							   at = 5 * ws,
+							   n = at + 40;
+
+					for (unsigned int j = 0; j < 2; j++) {
+						for (unsigned int e = at - 70;
+						     e <= at + 20; e++) {
+							if (e < lens[j])
+								continue;
+							for (unsigned int i = 0;
+							     i < n; i++)
+								data[i] = (u8) "ghijklmnop"
+									[i % 10];
+							memcpy(data + e -
+								       lens[j],
+							       pats[j],
+							       lens[j]);
+							results +=
+								stream_in_writes(
+									conf,
+									pp, n,
+									ws,
+									overlap);
+						}
+					}
+				}
+				textsearch_destroy(conf);
+			}
+	}
+	printf("# stream teddy edges: %lu results\n", results);
+	assert_true(results > 10000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_write_edges),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

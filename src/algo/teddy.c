@@ -1970,16 +1970,16 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 
 /* 0 to 127: byte permutes' index vectors, loaded from lane k on */
 static const u8 tds_lanes[128] = {
-	0,   1,	  2,   3,   4,	 5,   6,   7,	8,   9,	  10,  11,  12,	 13,
-	14,  15,  16,  17,  18,	 19,  20,  21,	22,  23,  24,  25,  26,	 27,
-	28,  29,  30,  31,  32,	 33,  34,  35,	36,  37,  38,  39,  40,	 41,
-	42,  43,  44,  45,  46,	 47,  48,  49,	50,  51,  52,  53,  54,	 55,
-	56,  57,  58,  59,  60,	 61,  62,  63,	64,  65,  66,  67,  68,	 69,
-	70,  71,  72,  73,  74,	 75,  76,  77,	78,  79,  80,  81,  82,	 83,
-	84,  85,  86,  87,  88,	 89,  90,  91,	92,  93,  94,  95,  96,	 97,
-	98,  99,  100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
-	112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125,
-	126, 127,
+	0,   1,	  2,   3,   4,	 5,   6,   7,	8,   9,	  10,  11,  12,
+	13,  14,  15,  16,  17,	 18,  19,  20,	21,  22,  23,  24,  25,
+	26,  27,  28,  29,  30,	 31,  32,  33,	34,  35,  36,  37,  38,
+	39,  40,  41,  42,  43,	 44,  45,  46,	47,  48,  49,  50,  51,
+	52,  53,  54,  55,  56,	 57,  58,  59,	60,  61,  62,  63,  64,
+	65,  66,  67,  68,  69,	 70,  71,  72,	73,  74,  75,  76,  77,
+	78,  79,  80,  81,  82,	 83,  84,  85,	86,  87,  88,  89,  90,
+	91,  92,  93,  94,  95,	 96,  97,  98,	99,  100, 101, 102, 103,
+	104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116,
+	117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127,
 };
 
 /* The lowest @n bits of a mask (all from 64 on). */
@@ -2025,8 +2025,8 @@ static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
 		__m512i m_ = _mm512_set1_epi8(-1);                           \
                                                                              \
 		_Pragma("GCC unroll 4") for (unsigned int j_ = 0; j_ < keyw; \
-					     j_++) m_ =                      \
-			_mm512_and_si512(                                    \
+					     j_++)                           \
+			m_ = _mm512_and_si512(                               \
 				m_, td_look7(_mm512_maskz_loadu_epi8(        \
 						     k(j_), s + p + j_),     \
 					     tab[2 * j_], tab[2 * j_ + 1])); \
@@ -2055,9 +2055,8 @@ static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
  * permute); the rest are read in place.  Where the automata cost two
  * steps of 16 table loads, this costs a vector.
  */
-TD_TARGET_VBMI static TD_INLINE void tds_tables(const struct teddy *t,
-						__m512i *tab,
-						const unsigned int keyw)
+TD_TARGET_VBMI static TD_INLINE void
+tds_tables(const struct teddy *t, __m512i *tab, const unsigned int keyw)
 {
 	_Pragma("GCC unroll 4") for (unsigned int j = 0; j < keyw; j++)
 		TD_TABS7(tab[2 * j], tab[2 * j + 1], 0, j);
@@ -2066,10 +2065,9 @@ TD_TARGET_VBMI static TD_INLINE void tds_tables(const struct teddy *t,
 /* The starts that pass the filter among the h carried ones and the
  * write's first 64 - h (bit i: the start h - i bytes before the write),
  * to the write's shortest - 1 last. */
-TD_TARGET_VBMI static TD_INLINE uint64_t
-tds_head_cands(const struct teddy *t, const struct tds *st,
-	       const struct ts_stream_input *in, size_t h,
-	       const unsigned int keyw)
+TD_TARGET_VBMI static TD_INLINE uint64_t tds_head_cands(
+	const struct teddy *t, const struct tds *st,
+	const struct ts_stream_input *in, size_t h, const unsigned int keyw)
 {
 	const size_t n = in->len;
 	__m512i tab[2 * TD_MAXKEY], last, data, m = _mm512_set1_epi8(-1);
@@ -2078,8 +2076,9 @@ tds_head_cands(const struct teddy *t, const struct tds *st,
 	/* the stream's last 64 bytes (from the ring: the bytes before the
 	 * carried ones there are older, and only ever let more through) */
 	last = _mm512_loadu_si512(
-		st->dvalid ? (const void *)(st->ring + (size_t)(in->offset % 64)) :
-			     (const void *)st->tail);
+		st->dvalid ?
+			(const void *)(st->ring + (size_t)(in->offset % 64)) :
+			(const void *)st->tail);
 	data = _mm512_maskz_loadu_epi8(tds_low(n), in->data);
 	_Pragma("GCC unroll 4") for (unsigned int j = 0; j < keyw; j++)
 		m = _mm512_and_si512(
@@ -2147,9 +2146,8 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	if (cand && (q = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
 				       n)) != SIZE_MAX)
 		return q;
-	for (p = 64 - h; (p = tds_next_cands(t, s, p, n, &cand, keyw)) !=
-			 SIZE_MAX;
-	     p += 64)
+	for (p = 64 - h;
+	     (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX; p += 64)
 		if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
 			return q;
 	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
@@ -2158,10 +2156,11 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	else
 		last = _mm512_permutex2var_epi8(
 			_mm512_loadu_si512(
-				st->dvalid ? (const void *)(st->ring +
-							    (size_t)(in->offset %
-								     64)) :
-					     (const void *)st->tail),
+				st->dvalid ?
+					(const void *)(st->ring +
+						       (size_t)(in->offset %
+								64)) :
+					(const void *)st->tail),
 			_mm512_loadu_si512((const void *)(tds_lanes + n)),
 			_mm512_maskz_loadu_epi8(tds_low(n), s));
 	_mm512_storeu_si512((void *)st->tail, last);
@@ -2169,7 +2168,6 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	st->dvalid = false;
 	return TDS_FW_DONE;
 }
-
 
 /* The carried bytes back into buf: those from the longest prefix of a
  * pattern that the stream ends with, as tds_carry() keeps them (without
