@@ -1920,6 +1920,19 @@ TD_TARGET_AVX2 static bool tds_bulk_done(const struct teddy *t, struct tds *st,
 	return true;
 }
 
+/* The long way to go on from start @from of write @in, the starts before
+ * it settled: nothing carried, the automata and the ring dropped. */
+static void tds_from(struct tds *st, const struct ts_stream_input *in,
+		     size_t from)
+{
+	st->hlen = 0;
+	st->hbase = st->kstart = in->offset;
+	st->resume = in->offset + from;
+	st->have_prev = false;
+	st->lazy = false;
+	st->dvalid = false;
+}
+
 /*
  * A longer write (patterns of up to 17 bytes, T = longest - 1): the
  * starts in the carried bytes are settled by its first T bytes
@@ -1957,12 +1970,7 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 			return true;
 		from = n - T;
 	}
-	st->hlen = 0;
-	st->hbase = st->kstart = in->offset;
-	st->resume = in->offset + from;
-	st->have_prev = false;
-	st->lazy = false;
-	st->dvalid = false;
+	tds_from(st, in, from);
 	return false;
 }
 
@@ -2041,23 +2049,6 @@ static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
 #define TDS_FW_DONE SIZE_MAX	      /* none does: the write is taken */
 #define TDS_FW_CARRIED (SIZE_MAX - 1) /* a carried start passed: nothing done */
 
-/*
- * A write while the carried bytes are in the ring (after the automata)
- * or in st->tail (after this).  Where no pattern occurs in it, the state
- * then becomes the stream's last 64 bytes in st->tail and its last
- * shortest - 1 starts (whose bytes are not all in hand) open, without the
- * automata (!dvalid).  Else nothing changes, and the first start of the
- * write where a pattern may occur is returned, if the carried ones had
- * none (tds_next_from() goes on from there).  The starts
- * filtered: the h carried ones still open (longest - 1 after the
- * automata, as a longer pattern may have begun there) and those of the
- * write whose shortest window is in hand; those that pass, verified where
- * their windows are in the write.  One vector takes the carried starts
- * and the write's first 64 - h, key byte j's lanes the bytes from 64 - h
- * + j on of the last 64 bytes and the write's first 64 (a two-source
- * permute); the rest are read in place.  Where the automata cost two
- * steps of 16 table loads, this costs a vector.
- */
 TD_TARGET_VBMI static TD_INLINE void
 tds_tables(const struct teddy *t, __m512i *tab, const unsigned int keyw)
 {
@@ -2066,8 +2057,8 @@ tds_tables(const struct teddy *t, __m512i *tab, const unsigned int keyw)
 }
 
 /* The starts that pass the filter among the h carried ones and the
- * write's first 64 - h (bit i: the start h - i bytes before the write),
- * to the write's shortest - 1 last. */
+ * write's first 64 - h (bit i: start i - h of the write, the carried ones
+ * below 0), to the write's shortest - 1 last. */
 TD_TARGET_VBMI static TD_INLINE uint64_t tds_head_cands(
 	const struct teddy *t, const struct tds *st,
 	const struct ts_stream_input *in, size_t h, const unsigned int keyw)
@@ -2133,6 +2124,23 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 	return SIZE_MAX;
 }
 
+/*
+ * A write while the carried bytes are in the ring (after the automata)
+ * or in st->tail (after this).  Where no pattern occurs in it, the state
+ * then becomes the stream's last 64 bytes in st->tail and its last
+ * shortest - 1 starts (whose bytes are not all in hand) open, without the
+ * automata (!dvalid).  Else nothing changes, and the first start of the
+ * write where a pattern may occur is returned, if the carried ones had
+ * none (tds_next_from() goes on from there).  The starts
+ * filtered: the h carried ones still open (longest - 1 after the
+ * automata, as a longer pattern may have begun there) and those of the
+ * write whose shortest window is in hand; those that pass, verified where
+ * their windows are in the write.  One vector takes the carried starts
+ * and the write's first 64 - h, key byte j's lanes the bytes from 64 - h
+ * + j on of the last 64 bytes and the write's first 64 (a two-source
+ * permute); the rest are read in place.  Where the automata cost two
+ * steps of 16 table loads, this costs a vector.
+ */
 TD_TARGET_VBMI static TD_INLINE size_t
 tds_filter_write_k(const struct teddy *t, struct tds *st,
 		   const struct ts_stream_input *in, const unsigned int keyw)
@@ -2364,12 +2372,7 @@ tds_next_from(struct ts_config *conf, struct tds *st,
 {
 	const struct teddy *t = ts_config_priv(conf);
 
-	st->hlen = 0;
-	st->hbase = st->kstart = in->offset;
-	st->resume = in->offset + q;
-	st->have_prev = false;
-	st->lazy = false;
-	st->dvalid = false;
+	tds_from(st, in, q);
 	if (q + t->longest <= in->len &&
 	    tds_collect(t, st, conf->flags & TS_OVERLAP, in->data, in->offset,
 			q, in->len - t->longest)) {
