@@ -85,7 +85,6 @@ struct td_pat {
 };
 
 struct teddy;
-struct tds;
 
 /* A stream's short writes, up to TD_QUICK_PATTERNS patterns of up to 32
  * bytes: each pattern's shift-and automaton in a 32-bit lane of a vector
