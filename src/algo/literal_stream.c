@@ -207,8 +207,10 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	t->or3 = rb_fold_or(t->c3, t->icase);
 	t->p0 = t->folded[0];
 	t->p1 = t->folded[m > 1 ? 1 : 0];
+	t->p2 = t->folded[m > 2 ? 2 : 0];
 	t->o0 = rb_fold_or(t->p0, t->icase);
 	t->o1 = rb_fold_or(t->p1, t->icase);
+	t->o2 = rb_fold_or(t->p2, t->icase);
 }
 
 static void lit_reset(struct ts_config *conf, void *state)
@@ -303,6 +305,24 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 		b, _mm512_set1_epi8((char)t->c2));
 }
 
+/* The filter over the 64 starts of the aligned block @lo, whose next
+ * block is @hi: byte permutes of the two (@x1, @x2 the index vectors of
+ * the filter bytes' offsets). */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_block(__m512i lo, __m512i hi, __m512i x1, __m512i x2, __m512i c1,
+	  __m512i c2, __m512i o1, __m512i o2, bool icase)
+{
+	__m512i f1 = _mm512_permutex2var_epi8(lo, x1, hi);
+	__m512i f2 = _mm512_permutex2var_epi8(lo, x2, hi);
+
+	if (icase) {
+		f1 = _mm512_or_si512(f1, o1);
+		f2 = _mm512_or_si512(f2, o2);
+	}
+	return _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(f1, c1), f2,
+					   c2);
+}
+
 /*
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
  * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()).
@@ -347,18 +367,34 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
 		const __m512i x2 =
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i2));
-		__m512i lo = _mm512_load_si512(s + p), hi, f1, f2;
+		__m512i lo = _mm512_load_si512(s + p), hi;
 
-		do {
-			hi = _mm512_load_si512(s + p + 64);
-			f1 = _mm512_permutex2var_epi8(lo, x1, hi);
-			f2 = _mm512_permutex2var_epi8(lo, x2, hi);
-			if (icase) {
-				f1 = _mm512_or_si512(f1, o1);
-				f2 = _mm512_or_si512(f2, o2);
+		/* two blocks a test while they last: one branch per 128
+		 * starts, and the permutes of the second do not wait on the
+		 * first's */
+		while (p + 192 <= n) {
+			__m512i mid = _mm512_load_si512(s + p + 64);
+			__mmask64 k2;
+
+			hi = _mm512_load_si512(s + p + 128);
+			k = lit_block(lo, mid, x1, x2, c1, c2, o1, o2, icase);
+			k2 = lit_block(mid, hi, x1, x2, c1, c2, o1, o2, icase);
+			if (k | k2) {
+				r = lit_check(l, pat, s, p, k, from, &spent,
+					      stop);
+				if (r != LIT_NONE)
+					return r;
+				r = lit_check(l, pat, s, p + 64, k2, from,
+					      &spent, stop);
+				if (r != LIT_NONE)
+					return r;
 			}
-			k = _mm512_mask_cmpeq_epi8_mask(
-				_mm512_cmpeq_epi8_mask(f1, c1), f2, c2);
+			lo = hi;
+			p += 128;
+		}
+		while (p + 128 <= n) {
+			hi = _mm512_load_si512(s + p + 64);
+			k = lit_block(lo, hi, x1, x2, c1, c2, o1, o2, icase);
 			if (k) {
 				r = lit_check(l, pat, s, p, k, from, &spent,
 					      stop);
@@ -367,7 +403,7 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			}
 			lo = hi;
 			p += 64;
-		} while (p + 128 <= n);
+		}
 	}
 	while (p <= last) {
 		size_t left = last - p + 1, step = left < 64 ? left : 64;
@@ -398,17 +434,22 @@ lit_tail(const struct lit *l, const u8 *s, size_t n)
 	in = _bzhi_u64(~0ull, t);
 	v = _mm512_maskz_loadu_epi8(in, tail);
 	/* a start k is a candidate when its byte is the pattern's first and
-	 * the next one (if written) its second */
+	 * the next two (those written) its second and third: two bytes let
+	 * a common pair through (a pattern that begins "th") in most tails,
+	 * each a branch the predictor loses */
 	k = _mm512_mask_cmpeq_epi8_mask(
 		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o0)),
 		_mm512_set1_epi8((char)l->t->p0));
-	/* no early exit: whether a tail has the first byte is a coin toss
-	 * the branch predictor loses */
 	k &= (_mm512_cmpeq_epi8_mask(
 		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o1)),
 		      _mm512_set1_epi8((char)l->t->p1)) >>
 	      1) |
-	     (1ull << (t - 1));
+	     (~0ull << (t - 1));
+	k &= (_mm512_cmpeq_epi8_mask(
+		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o2)),
+		      _mm512_set1_epi8((char)l->t->p2)) >>
+	      2) |
+	     (~0ull << (t > 2 ? t - 2 : 0));
 	pat = _mm512_loadu_si512(l->t->folded);
 	while (k) {
 		unsigned int at = (unsigned int)__builtin_ctzll(k);
@@ -652,14 +693,17 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 	/* A write that no match begun earlier runs into: where no start
 	 * is a candidate the state is that of the last m - 1 bytes alone,
 	 * else the long way goes on from the first candidates. */
-	else if (t->quick_tail && !l->state && n >= t->m && n <= LIT_FAST_MAX) {
+	else if (!l->state && n >= t->m && n <= LIT_FAST_MAX) {
 		size_t p = t->or1 | t->or2 ?
 				   lit_first_candidates(t, in->data, n, true) :
 				   lit_first_candidates(t, in->data, n, false);
 
 		if (p == n) {
-			l->state = lit_quick(t, 0, in->data + n - (t->m - 1),
-					     t->m - 1);
+			l->state = t->quick_tail ?
+					   lit_quick(t, 0,
+						     in->data + n - (t->m - 1),
+						     t->m - 1) :
+					   lit_tail(l, in->data, n);
 			return 0;
 		}
 		l->phase = LIT_SCAN;

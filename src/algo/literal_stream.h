@@ -23,7 +23,8 @@ struct lit_tab {
 	u8 fold[256];
 	u8 folded[LIT_MAX];	    /* zero past m: loaded whole */
 	unsigned int m, i1, i2, i3; /* i3 narrows the candidates of i1, i2 */
-	u8 c1, c2, c3, or1, or2, or3, p0, p1, o0, o1;
+	u8 c1, c2, c3, or1, or2, or3;
+	u8 p0, p1, p2, o0, o1, o2; /* the first three, for lit_tail() */
 	bool icase, overlap;
 };
 
