@@ -305,24 +305,6 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 		b, _mm512_set1_epi8((char)t->c2));
 }
 
-/* The filter over the 64 starts of the aligned block @lo, whose next
- * block is @hi: byte permutes of the two (@x1, @x2 the index vectors of
- * the filter bytes' offsets). */
-static inline __attribute__((always_inline)) LIT_TARGET __mmask64
-lit_block(__m512i lo, __m512i hi, __m512i x1, __m512i x2, __m512i c1,
-	  __m512i c2, __m512i o1, __m512i o2, bool icase)
-{
-	__m512i f1 = _mm512_permutex2var_epi8(lo, x1, hi);
-	__m512i f2 = _mm512_permutex2var_epi8(lo, x2, hi);
-
-	if (icase) {
-		f1 = _mm512_or_si512(f1, o1);
-		f2 = _mm512_or_si512(f2, o2);
-	}
-	return _mm512_mask_cmpeq_epi8_mask(_mm512_cmpeq_epi8_mask(f1, c1), f2,
-					   c2);
-}
-
 /*
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
  * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()).
@@ -367,34 +349,18 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
 		const __m512i x2 =
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i2));
-		__m512i lo = _mm512_load_si512(s + p), hi;
+		__m512i lo = _mm512_load_si512(s + p), hi, f1, f2;
 
-		/* two blocks a test while they last: one branch per 128
-		 * starts, and the permutes of the second do not wait on the
-		 * first's */
-		while (p + 192 <= n) {
-			__m512i mid = _mm512_load_si512(s + p + 64);
-			__mmask64 k2;
-
-			hi = _mm512_load_si512(s + p + 128);
-			k = lit_block(lo, mid, x1, x2, c1, c2, o1, o2, icase);
-			k2 = lit_block(mid, hi, x1, x2, c1, c2, o1, o2, icase);
-			if (k | k2) {
-				r = lit_check(l, pat, s, p, k, from, &spent,
-					      stop);
-				if (r != LIT_NONE)
-					return r;
-				r = lit_check(l, pat, s, p + 64, k2, from,
-					      &spent, stop);
-				if (r != LIT_NONE)
-					return r;
-			}
-			lo = hi;
-			p += 128;
-		}
-		while (p + 128 <= n) {
+		do {
 			hi = _mm512_load_si512(s + p + 64);
-			k = lit_block(lo, hi, x1, x2, c1, c2, o1, o2, icase);
+			f1 = _mm512_permutex2var_epi8(lo, x1, hi);
+			f2 = _mm512_permutex2var_epi8(lo, x2, hi);
+			if (icase) {
+				f1 = _mm512_or_si512(f1, o1);
+				f2 = _mm512_or_si512(f2, o2);
+			}
+			k = _mm512_mask_cmpeq_epi8_mask(
+				_mm512_cmpeq_epi8_mask(f1, c1), f2, c2);
 			if (k) {
 				r = lit_check(l, pat, s, p, k, from, &spent,
 					      stop);
@@ -403,7 +369,7 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			}
 			lo = hi;
 			p += 64;
-		}
+		} while (p + 128 <= n);
 	}
 	while (p <= last) {
 		size_t left = last - p + 1, step = left < 64 ? left : 64;
