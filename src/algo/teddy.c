@@ -2055,6 +2055,18 @@ tds_tables(const struct teddy *t, __m512i *tab, const unsigned int keyw)
 		TD_TABS7(tab[2 * j], tab[2 * j + 1], 0, j);
 }
 
+/* The stream's last 64 bytes before the write @in: from the ring after
+ * the automata (the bytes before the carried ones there are older, and
+ * only ever let more through the filter), else from st->tail. */
+TD_TARGET_VBMI static TD_INLINE __m512i
+tds_last64(const struct tds *st, const struct ts_stream_input *in)
+{
+	return _mm512_loadu_si512(
+		st->dvalid ?
+			(const void *)(st->ring + (size_t)(in->offset % 64)) :
+			(const void *)st->tail);
+}
+
 /* The starts that pass the filter among the h carried ones and the
  * write's first 64 - h (bit i: start i - h of the write, the carried ones
  * below 0), to the write's shortest - 1 last. */
@@ -2066,12 +2078,7 @@ TD_TARGET_VBMI static TD_INLINE uint64_t tds_head_cands(
 	__m512i tab[2 * TD_MAXKEY], last, data, m = _mm512_set1_epi8(-1);
 
 	tds_tables(t, tab, keyw);
-	/* the stream's last 64 bytes (from the ring: the bytes before the
-	 * carried ones there are older, and only ever let more through) */
-	last = _mm512_loadu_si512(
-		st->dvalid ?
-			(const void *)(st->ring + (size_t)(in->offset % 64)) :
-			(const void *)st->tail);
+	last = tds_last64(st, in);
 	data = _mm512_maskz_loadu_epi8(tds_low(n), in->data);
 	_Pragma("GCC unroll 4") for (unsigned int j = 0; j < keyw; j++)
 		m = _mm512_and_si512(
@@ -2165,12 +2172,7 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 		last = _mm512_loadu_si512((const void *)(s + n - 64));
 	else
 		last = _mm512_permutex2var_epi8(
-			_mm512_loadu_si512(
-				st->dvalid ?
-					(const void *)(st->ring +
-						       (size_t)(in->offset %
-								64)) :
-					(const void *)st->tail),
+			tds_last64(st, in),
 			_mm512_loadu_si512((const void *)(tds_lanes + n)),
 			_mm512_maskz_loadu_epi8(tds_low(n), s));
 	_mm512_storeu_si512((void *)st->tail, last);
