@@ -108,8 +108,11 @@ struct capture {
 	 * datagram cost this thread each way, recently (ns, 0: not known) */
 	bool here;
 	unsigned int in_batch; /* datagrams of this batch so far */
-	uint64_t batches;
 	unsigned int samples_here, samples_handed; /* up to 8 */
+	/* the other way is tried every trial_every batches (end_of_batch());
+	 * trial: this batch is such a try */
+	unsigned int trial_every, since_trial;
+	bool trial;
 	int64_t batch_t0;
 	int64_t cost_here, cost_handed;
 	/* the first batch handed after classifying here: its hand-over is
@@ -608,13 +611,6 @@ static void update_cost(int64_t *cost, int64_t sample)
 			((sample > 4 * *cost ? 4 * *cost : sample) - *cost) / 8;
 }
 
-/* One way costs under half the other. */
-static bool clear_choice(const struct capture *c)
-{
-	return 2 * c->cost_here < c->cost_handed ||
-	       2 * c->cost_handed < c->cost_here;
-}
-
 /* Either figure rests on fewer than 8 batches: the first ones are dear
  * (the pool grows, the worker starts), and trying the other way only
  * one batch in 128 then kept the 100-rule bench on this thread for its
@@ -624,14 +620,34 @@ static bool young_figures(const struct capture *c)
 	return c->samples_here < 8 || c->samples_handed < 8;
 }
 
+/* How often the other way is tried: every TRIAL_FIRST batches while the
+ * figures are young or after a try changed the choice, each try that
+ * did not doubling that up to TRIAL_LAST.  A try of handing over wakes
+ * the worker and holds this thread's later results behind the worker's
+ * (~30 us on a VM): one in 16, where one string made classifying here a
+ * little cheaper, made -j 2 1.3 times as slow as -j 1. */
+#define TRIAL_FIRST 16u
+#define TRIAL_LAST 512u
+
+static void schedule_trials(struct capture *c, bool was_here, bool hand)
+{
+	if (young_figures(c))
+		c->trial_every = TRIAL_FIRST;
+	else if (c->trial)
+		c->trial_every = hand != was_here ? TRIAL_FIRST :
+				 c->trial_every < TRIAL_LAST ?
+						    2 * c->trial_every :
+						    TRIAL_LAST;
+}
+
 /*
  * With worker threads reading a file, which this thread may also do: the
  * next batch is classified here, or put in pool slots and handed to
  * the workers, whichever cost this thread less per datagram lately (the
  * time in read(2) left out, as it falls on one batch in twenty; handing
  * over only when it saves a quarter, since the workers' share costs
- * too; a batch in 16, or in 128 when one way is far cheaper, tries the
- * other way, to keep both figures fresh).
+ * too; a batch now and then tries the other way, to keep both figures
+ * fresh: schedule_trials()).
  * The first hand-over after classifying here is left out too: it wakes
  * the worker that went idle meanwhile, which costs this thread ~10 us on
  * a VM (150 ns a datagram), while hand-overs in a run find the worker
@@ -645,7 +661,7 @@ static bool young_figures(const struct capture *c)
 static void end_of_batch(struct capture *c)
 {
 	unsigned int depth, soft = c->helpers * 2 * c->batch_max;
-	bool was_here = c->here, hand;
+	bool was_here = c->here, hand, preferred;
 	int64_t t;
 
 	c->in_batch = 0;
@@ -664,15 +680,16 @@ static void end_of_batch(struct capture *c)
 	c->fr.read_ns = 0;
 	c->uncounted_ns = 0;
 	c->batch_t0 = t;
-	c->batches++;
 	if (!c->cost_here || !c->cost_handed)
 		hand = !was_here; /* try the other way first */
 	else
 		hand = 4 * c->cost_handed < 3 * c->cost_here;
-	/* try the other way now and then: often while the costs are
-	 * close, seldom when one way is far cheaper */
-	if (c->batches % (clear_choice(c) && !young_figures(c) ? 128 : 16) == 0)
+	schedule_trials(c, was_here, hand);
+	preferred = hand;
+	if (++c->since_trial >= c->trial_every) {
+		c->since_trial = 0;
 		hand = !hand;
+	}
 	/* the next read(2) is near (the chunk's last quarter): it keeps this
 	 * thread from handing over for 100-200 us at -j 2, longer than two
 	 * batches last a worker, so the workers get four times the room */
@@ -681,6 +698,7 @@ static void end_of_batch(struct capture *c)
 	depth = backlog_depth(c->backlog);
 	if (depth >= soft || depth + c->batch_max > c->o->backlog)
 		hand = false;
+	c->trial = hand != preferred;
 	c->here = !hand;
 	c->first_handed = was_here && hand;
 	/* results classified here go out before the workers' later ones
@@ -963,6 +981,7 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	/* a batch never holds more than the backlog could */
 	c->batch_max = max < CLASSIFY_BATCH ? max : CLASSIFY_BATCH;
 	c->batch_t0 = now_ns();
+	c->trial_every = TRIAL_FIRST;
 	rc = c->live ? run_live(c, err, errlen) : run_file(c, err, errlen);
 	if (c->tcp) {
 		/* the flows left end with the capture (or at -n) */
