@@ -662,7 +662,7 @@ static void schedule_trials(struct capture *c, bool was_here, bool hand)
 static void end_of_batch(struct capture *c)
 {
 	unsigned int depth, soft = c->helpers * 2 * c->batch_max;
-	bool was_here = c->here, hand, preferred;
+	bool was_here = c->here, hand, preferred, try_other;
 	int64_t t;
 
 	c->in_batch = 0;
@@ -687,7 +687,8 @@ static void end_of_batch(struct capture *c)
 		hand = 4 * c->cost_handed < 3 * c->cost_here;
 	schedule_trials(c, was_here, hand);
 	preferred = hand;
-	if (++c->since_trial >= c->trial_every) {
+	try_other = ++c->since_trial >= c->trial_every;
+	if (try_other) {
 		c->since_trial = 0;
 		hand = !hand;
 	}
@@ -699,7 +700,8 @@ static void end_of_batch(struct capture *c)
 	depth = backlog_depth(c->backlog);
 	if (depth >= soft || depth + c->batch_max > c->o->backlog)
 		hand = false;
-	c->trial = hand != preferred;
+	/* a batch kept here for want of room is no try */
+	c->trial = try_other && hand != preferred;
 	c->here = !hand;
 	c->first_handed = was_here && hand;
 	/* results classified here go out before the workers' later ones
