@@ -33,6 +33,7 @@
 
 /* the filter's choice is a header of its own, so it is checked directly */
 #include "../src/algo/rarebyte_choose.h"
+#include "../src/algo/teddy_group.h"
 
 /* Each level pinned, then the dispatched name and "auto" (the heavier
  * tests run only the first N_PINNED). */
@@ -1178,6 +1179,104 @@ static void test_teddy_near_uint_max(void **unused)
 	}
 }
 
+/* ---- teddy's buckets ---------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 4);
+}
+
+/* The summed cost of the grouping @group of @count 4-byte keys: the
+ * fraction of starts that pass some bucket, as teddy_group.h models it. */
+static double grouping_cost(const u8 (*keys)[4], unsigned int count,
+			    const unsigned int *group, unsigned int ngroups)
+{
+	double f[256], sum = 0;
+
+	tg_freqs(f, false);
+	for (unsigned int g = 0; g < ngroups; g++) {
+		double cost = 1;
+
+		for (unsigned int j = 0; j < 4; j++) {
+			bool seen[256] = { false };
+			double w = 0;
+
+			for (unsigned int i = 0; i < count; i++)
+				if (group[i] == g && !seen[keys[i][j]]) {
+					seen[keys[i][j]] = true;
+					w += f[keys[i][j]];
+				}
+			cost *= w;
+		}
+		sum += cost;
+	}
+	return sum;
+}
+
+static unsigned int group_of(u8 (*keys)[4], unsigned int count,
+			     unsigned int nbuckets, unsigned int *group)
+{
+	const u8 *ptr[128];
+
+	qsort(keys, count, 4, key_cmp);
+	for (unsigned int i = 0; i < count; i++)
+		ptr[i] = keys[i];
+	return tg_group_keys(ptr, count, 4, nbuckets, false, group);
+}
+
+static void test_teddy_group(void **unused)
+{
+	u8 keys[128][4];
+	unsigned int group[128], sorted[128], n, i, k;
+
+	(void)unused;
+	/* 16 tails, each after 'a' and after 'b': sorted and cut evenly,
+	 * a bucket pairs two tails; grouped, each tail's two keys share
+	 * one, and a start passes only where a key's tail is */
+	for (i = 0; i < 32; i++) {
+		keys[i][0] = i < 16 ? 'a' : 'b';
+		keys[i][1] = (u8)('c' + i % 16);
+		keys[i][2] = (u8)('z' - i % 16);
+		keys[i][3] = (u8)('A' + (i % 16) * 3 % 16);
+	}
+	n = group_of(keys, 32, 16, group);
+	assert_int_equal(n, 16);
+	for (i = 0; i < 32; i++)
+		for (k = 0; k < 32; k++)
+			assert_int_equal(group[i] == group[k],
+					 !memcmp(keys[i] + 1, keys[k] + 1, 3));
+	/* numbered in the order of their first keys */
+	for (i = 0, k = 0; i < 32; i++) {
+		assert_true(group[i] <= k);
+		if (group[i] == k)
+			k++;
+	}
+
+	/* equal keys share a group, with buckets to spare or not */
+	for (i = 0; i < 12; i++)
+		memcpy(keys[i], i % 3 ? "qrst" : "wxyz", 4);
+	n = group_of(keys, 12, 8, group);
+	assert_int_equal(n, 2);
+	for (i = 0; i < 12; i++)
+		assert_int_equal(group[i], keys[i][0] == 'w' ? 1u : 0u);
+
+	/* 128 random keys into 16 buckets: equal keys together, and far
+	 * fewer starts let through than by the even cut */
+	srand(7);
+	for (i = 0; i < 128; i++)
+		for (k = 0; k < 4; k++)
+			keys[i][k] = (u8)(i % 9 ? 'a' + rand() % 26 : 'e');
+	n = group_of(keys, 128, 16, group);
+	assert_true(n >= 1 && n <= 16);
+	for (i = 1; i < 128; i++)
+		if (!memcmp(keys[i], keys[i - 1], 4))
+			assert_int_equal(group[i], group[i - 1]);
+	for (i = 0; i < 128; i++)
+		sorted[i] = i * 16 / 128;
+	assert_true(2 * grouping_cost((const u8(*)[4])keys, 128, group, n) <
+		    grouping_cost((const u8(*)[4])keys, 128, sorted, 16));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1193,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(test_small_blocks_giveup),
 		cmocka_unit_test(test_near_uint_max),
 		cmocka_unit_test(test_teddy_levels),
+		cmocka_unit_test(test_teddy_group),
 		cmocka_unit_test(test_teddy_near_uint_max),
 	};
 

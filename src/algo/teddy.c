@@ -2,9 +2,9 @@
  * teddy.c - small pattern sets, in the manner of Teddy: a SIMD bucket
  * filter on the first bytes of the patterns, verified exactly.
  *
- * The set is cut into 8 buckets, 16 from TD_FAT_FROM patterns on (the
- * patterns sorted by their first bytes, then split evenly, so that
- * patterns with like prefixes share a bucket).  The key is the first 3
+ * The set is cut into 8 buckets, 16 from TD_FAT_FROM patterns on, the
+ * patterns grouped so that few starts pass a bucket that no key of it
+ * begins (teddy_group.h; equal keys share a bucket).  The key is the first 3
  * bytes, 4 with 16 buckets, fewer if a pattern is shorter.  For key
  * position j two 16-byte tables give, for the low and the high nibble of a
  * data byte, the buckets that have a pattern whose byte j has that nibble;
@@ -49,6 +49,7 @@
  * ASCII text, a few more in binary data, and the verify decides alike.
  */
 #include "internal.h"
+#include "teddy_group.h"
 #include "textsearch_stream.h"
 
 #include <pthread.h>
@@ -151,8 +152,10 @@ struct teddy {
 	enum td_level level;
 	td_scan_fn scan;
 	uint32_t bucket[TD_BUCKETS + 1]; /* bucket b: pat[bucket[b], [b+1]) */
-	/* pat[by_first[c], by_first[c + 1]) begin with folded byte c */
+	/* pat[by_key[i]] for i in [by_first[c], by_first[c + 1]) begin
+	 * with folded byte c, by_key[i] the i-th pattern by key */
 	u8 by_first[257];
+	u8 by_key[TD_MAX_PATTERNS];
 	struct td_pat *pat;
 	u8 *bytes;    /* the patterns, folded */
 	u8 *pattern0; /* pattern 0 as given, for get_pattern */
@@ -1150,6 +1153,30 @@ static void td_quick_fill(const struct teddy *t)
 #endif
 }
 
+/* Pattern @o into @p, with the masks of its first 16 bytes for
+ * td_verify(). */
+static void td_place(const struct teddy *t, struct td_pat *p,
+		     const struct td_sort *o)
+{
+	u8 val[16] = { 0 }, keep[16] = { 0 }, orm[16] = { 0 };
+
+	p->off = (uint32_t)(o->key - t->bytes);
+	p->len = o->len;
+	p->id = o->id;
+	for (unsigned int j = 0; j < 16 && j < p->len; j++) {
+		u8 c = o->key[j];
+		bool letter = t->icase && t->fold[c ^ 0x20] == c &&
+			      (c ^ 0x20) != c;
+
+		val[j] = c;
+		keep[j] = 0xFF;
+		orm[j] = letter ? 0x20 : 0;
+	}
+	memcpy(p->val, val, 16);
+	memcpy(p->keep, keep, 16);
+	memcpy(p->orm, orm, 16);
+}
+
 static struct ts_config *td_init_level(const void *const *patterns,
 				       const unsigned int *lens,
 				       unsigned int count, gfp_t gfp_mask,
@@ -1158,8 +1185,10 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	struct ts_config *conf;
 	struct teddy *t;
 	struct td_sort *order;
+	const u8 *keys[TD_MAX_PATTERNS];
+	unsigned int group[TD_MAX_PATTERNS];
 	size_t payload, bytes = 0, off = 0;
-	unsigned int i, j, b, x, longest = 0;
+	unsigned int i, j, b, k, x, longest = 0;
 	enum td_level level;
 	bool quick;
 
@@ -1228,52 +1257,33 @@ static struct ts_config *td_init_level(const void *const *patterns,
 		off += lens[i];
 	}
 	qsort(order, count, sizeof(*order), td_cmp);
-	for (i = 0; i < count; i++) {
-		struct td_pat *p = &t->pat[i];
-		u8 val[16] = { 0 }, keep[16] = { 0 }, orm[16] = { 0 };
-
-		p->off = (uint32_t)(order[i].key - t->bytes);
-		p->len = order[i].len;
-		p->id = order[i].id;
-		for (j = 0; j < 16 && j < p->len; j++) {
-			u8 c = order[i].key[j];
-			bool letter = t->icase && t->fold[c ^ 0x20] == c &&
-				      (c ^ 0x20) != c;
-
-			val[j] = c;
-			keep[j] = 0xFF;
-			orm[j] = letter ? 0x20 : 0;
-		}
-		memcpy(p->val, val, 16);
-		memcpy(p->keep, keep, 16);
-		memcpy(p->orm, orm, 16);
+	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
+	for (i = 0; i < count; i++)
+		keys[i] = order[i].key;
+	if (!tg_group_keys(keys, count, t->keyw, t->nbuckets, t->icase,
+			   group)) {
+		free(order);
+		free(conf);
+		return ERR_PTR(-ENOMEM);
 	}
+	/* bucket b: group b's patterns, in key order */
+	for (b = 0, k = 0; b < TD_BUCKETS; b++) {
+		t->bucket[b] = k;
+		for (i = 0; i < count; i++)
+			if (group[i] == b) {
+				td_place(t, &t->pat[k], &order[i]);
+				t->by_key[i] = (u8)k++;
+			}
+	}
+	t->bucket[TD_BUCKETS] = count;
 	free(order);
-	/* sorted by key, so by first byte too */
+	/* by key, so by first byte too */
 	for (x = 0, i = 0; x < 256; x++) {
 		t->by_first[x] = (u8)i;
-		while (i < count && t->bytes[t->pat[i].off] == x)
+		while (i < count && t->bytes[t->pat[t->by_key[i]].off] == x)
 			i++;
 	}
 	t->by_first[256] = (u8)count;
-	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
-	for (b = 0; b <= t->nbuckets; b++)
-		t->bucket[b] = (uint32_t)((uint64_t)count * b / t->nbuckets);
-	/* keep patterns with the same key in one bucket: move each
-	 * boundary forward past the key it splits */
-	for (b = 1; b < t->nbuckets; b++) {
-		uint32_t k = t->bucket[b];
-
-		if (k < t->bucket[b - 1])
-			k = t->bucket[b - 1];
-		while (k > 0 && k < count &&
-		       !memcmp(t->bytes + t->pat[k].off,
-			       t->bytes + t->pat[k - 1].off, t->keyw))
-			k++;
-		t->bucket[b] = k;
-	}
-	for (b = t->nbuckets; b < TD_BUCKETS; b++)
-		t->bucket[b + 1] = count;
 	t->lone = t->longest <= 16;
 	for (b = 0; b < t->nbuckets; b++)
 		if (t->bucket[b + 1] - t->bucket[b] > 1)
@@ -1362,7 +1372,7 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
 
 		for (unsigned int i = t->by_first[c]; i < t->by_first[c + 1];
 		     i++) {
-			const struct td_pat *p = &t->pat[i];
+			const struct td_pat *p = &t->pat[t->by_key[i]];
 			const u8 *q = t->bytes + p->off;
 			unsigned int j = 1;
 
@@ -1624,7 +1634,7 @@ static bool td_pending(const struct teddy *t, const u8 *s, size_t q,
 	size_t j;
 
 	for (i = t->by_first[c]; i < t->by_first[c + 1]; i++) {
-		const struct td_pat *p = &t->pat[i];
+		const struct td_pat *p = &t->pat[t->by_key[i]];
 		const u8 *b = t->bytes + p->off;
 
 		if (p->len <= avail)
