@@ -50,8 +50,8 @@ static inline void tg_freqs(double *f, bool icase)
 
 /* The cost of groups @a and @b as one. */
 static inline double tg_merged_cost(const struct tg_group *a,
-				    const struct tg_group *b,
-				    unsigned int keyw, const double *f)
+				    const struct tg_group *b, unsigned int keyw,
+				    const double *f)
 {
 	double cost = 1;
 
@@ -61,8 +61,8 @@ static inline double tg_merged_cost(const struct tg_group *a,
 		for (unsigned int k = 0; k < 4; k++)
 			for (uint64_t both = a->bytes[j][k] & b->bytes[j][k];
 			     both; both &= both - 1)
-				w -= f[64 * k + (unsigned int)__builtin_ctzll(
-							both)];
+				w -= f[64 * k +
+				       (unsigned int)__builtin_ctzll(both)];
 		cost *= w;
 	}
 	return cost;
@@ -84,7 +84,8 @@ static inline unsigned int tg_best(const double *d, const bool *live,
 	unsigned int best = n;
 
 	for (unsigned int k = 0; k < n; k++)
-		if (k != i && live[k] && (best == n || d[i * n + k] < d[i * n + best]))
+		if (k != i && live[k] &&
+		    (best == n || d[i * n + k] < d[i * n + best]))
 			best = k;
 	return best;
 }
@@ -109,16 +110,16 @@ static inline bool tg_merge(struct tg_group *g, unsigned int n,
 	for (i = 0; i < n; i++) {
 		live[i] = true;
 		for (k = i + 1; k < n; k++)
-			d[i * n + k] = d[k * n + i] = tg_delta(&g[i], &g[k],
-							       keyw, f);
+			d[i * n + k] = d[k * n + i] =
+				tg_delta(&g[i], &g[k], keyw, f);
 	}
 	for (i = 0; i < n; i++)
 		best[i] = tg_best(d, live, n, i);
 	while (left > nbuckets) {
 		/* the cheapest merge; the lower group takes the other */
 		for (i = n, r = 0; r < n; r++)
-			if (live[r] && (i == n || d[r * n + best[r]] <
-							  d[i * n + best[i]]))
+			if (live[r] &&
+			    (i == n || d[r * n + best[r]] < d[i * n + best[i]]))
 				i = r;
 		k = best[i];
 		if (k < i) {
