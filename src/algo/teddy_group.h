@@ -22,6 +22,7 @@
 #include "rarebyte_choose.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,22 +49,25 @@ static inline void tg_freqs(double *f, bool icase)
 		f[c] = scale[rb_cost((u8)c, icase)];
 }
 
-/* The cost of groups @a and @b as one. */
+/* The cost of groups @a and @b as one; their weights as one into @w, if
+ * not NULL. */
 static inline double tg_merged_cost(const struct tg_group *a,
 				    const struct tg_group *b, unsigned int keyw,
-				    const double *f)
+				    const double *f, double *w)
 {
 	double cost = 1;
 
 	for (unsigned int j = 0; j < keyw; j++) {
-		double w = a->weight[j] + b->weight[j];
+		double wj = a->weight[j] + b->weight[j];
 
 		for (unsigned int k = 0; k < 4; k++)
 			for (uint64_t both = a->bytes[j][k] & b->bytes[j][k];
 			     both; both &= both - 1)
-				w -= f[64 * k +
-				       (unsigned int)__builtin_ctzll(both)];
-		cost *= w;
+				wj -= f[64 * k +
+					(unsigned int)__builtin_ctzll(both)];
+		if (w)
+			w[j] = wj;
+		cost *= wj;
 	}
 	return cost;
 }
@@ -73,92 +77,96 @@ static inline double tg_delta(const struct tg_group *a,
 			      const struct tg_group *b, unsigned int keyw,
 			      const double *f)
 {
-	return tg_merged_cost(a, b, keyw, f) - a->cost - b->cost;
+	return tg_merged_cost(a, b, keyw, f, NULL) - a->cost - b->cost;
 }
 
-/* The live group other than @i whose merge with it adds least (@n if
- * none). */
-static inline unsigned int tg_best(const double *d, const bool *live,
-				   unsigned int n, unsigned int i)
+/* The group whose merge with group @i adds least, by row @i of @d
+ * (infinite for itself and for the groups merged away). */
+static inline unsigned int tg_best(const double *d, unsigned int n,
+				   unsigned int i)
 {
-	unsigned int best = n;
+	unsigned int best = 0;
 
-	for (unsigned int k = 0; k < n; k++)
-		if (k != i && live[k] &&
-		    (best == n || d[i * n + k] < d[i * n + best]))
+	for (unsigned int k = 1; k < n; k++)
+		if (d[i * n + k] < d[i * n + best])
 			best = k;
 	return best;
 }
 
-/* @n groups, one per distinct key, merged greedily into @nbuckets: each
- * group's parent set to the group it ended in.  False without memory. */
+/*
+ * @n groups, one per distinct key, merged greedily into @nbuckets: each
+ * group's parent set to the group it ended in.  False without memory.
+ * d holds what each merge adds; low[r] is at most row r's least entry
+ * (its best partner's, once: a merge changes one entry of a row, and only
+ * a lower one is noted at once), so the row of the least low[r] that
+ * still holds is the cheapest merge, and only that row is scanned anew.
+ */
 static inline bool tg_merge(struct tg_group *g, unsigned int n,
 			    unsigned int nbuckets, unsigned int keyw,
 			    const double *f)
 {
 	double *d = malloc((size_t)n * n * sizeof(*d));
+	double *low = malloc(n * sizeof(*low));
 	unsigned int *best = malloc(n * sizeof(*best));
-	bool *live = malloc(n * sizeof(*live));
 	unsigned int i, k, r, left = n;
 
-	if (!d || !best || !live) {
+	if (!d || !low || !best) {
 		free(d);
+		free(low);
 		free(best);
-		free(live);
 		return false;
 	}
 	for (i = 0; i < n; i++) {
-		live[i] = true;
+		d[i * n + i] = INFINITY;
 		for (k = i + 1; k < n; k++)
 			d[i * n + k] = d[k * n + i] =
 				tg_delta(&g[i], &g[k], keyw, f);
 	}
-	for (i = 0; i < n; i++)
-		best[i] = tg_best(d, live, n, i);
-	while (left > nbuckets) {
-		/* the cheapest merge; the lower group takes the other */
-		for (i = n, r = 0; r < n; r++)
-			if (live[r] &&
-			    (i == n || d[r * n + best[r]] < d[i * n + best[i]]))
-				i = r;
-		k = best[i];
+	for (i = 0; i < n; i++) {
+		best[i] = tg_best(d, n, i);
+		low[i] = d[i * n + best[i]];
+	}
+	for (; left > nbuckets; left--) {
+		for (;;) {
+			for (i = n, r = 0; r < n; r++)
+				if (g[r].parent == r &&
+				    (i == n || low[r] < low[i]))
+					i = r;
+			k = best[i];
+			if (d[i * n + k] == low[i])
+				break;
+			best[i] = tg_best(d, n, i);
+			low[i] = d[i * n + best[i]];
+		}
+		/* the lower group takes the other */
 		if (k < i) {
 			r = i;
 			i = k;
 			k = r;
 		}
-		for (unsigned int j = 0; j < keyw; j++) {
+		g[i].cost = tg_merged_cost(&g[i], &g[k], keyw, f, g[i].weight);
+		for (unsigned int j = 0; j < keyw; j++)
 			for (r = 0; r < 4; r++)
 				g[i].bytes[j][r] |= g[k].bytes[j][r];
-		}
-		g[i].cost = 1;
-		for (unsigned int j = 0; j < keyw; j++) {
-			g[i].weight[j] = 0;
-			for (r = 0; r < 256; r++)
-				if (g[i].bytes[j][r / 64] >> (r % 64) & 1)
-					g[i].weight[j] += f[r];
-			g[i].cost *= g[i].weight[j];
-		}
 		g[k].parent = i;
-		live[k] = false;
-		left--;
 		for (r = 0; r < n; r++)
-			if (live[r] && r != i)
-				d[i * n + r] = d[r * n + i] =
-					tg_delta(&g[i], &g[r], keyw, f);
-		best[i] = tg_best(d, live, n, i);
+			d[k * n + r] = d[r * n + k] = INFINITY;
 		for (r = 0; r < n; r++) {
-			if (!live[r] || r == i)
+			if (g[r].parent != r || r == i)
 				continue;
-			if (best[r] == i || best[r] == k)
-				best[r] = tg_best(d, live, n, r);
-			else if (d[r * n + i] < d[r * n + best[r]])
+			d[r * n + i] = d[i * n + r] =
+				tg_delta(&g[i], &g[r], keyw, f);
+			if (d[r * n + i] < low[r]) {
 				best[r] = i;
+				low[r] = d[r * n + i];
+			}
 		}
+		best[i] = tg_best(d, n, i);
+		low[i] = d[i * n + best[i]];
 	}
 	free(d);
+	free(low);
 	free(best);
-	free(live);
 	return true;
 }
 
