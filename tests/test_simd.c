@@ -1191,9 +1191,10 @@ static int key_cmp(const void *a, const void *b)
 static double grouping_cost(const u8 (*keys)[4], unsigned int count,
 			    const unsigned int *group, unsigned int ngroups)
 {
-	double f[256], sum = 0;
+	struct tg_model m;
+	double sum = 0;
 
-	tg_freqs(f, false);
+	tg_model_init(&m, 4, false, false);
 	for (unsigned int g = 0; g < ngroups; g++) {
 		double cost = 1;
 
@@ -1204,7 +1205,7 @@ static double grouping_cost(const u8 (*keys)[4], unsigned int count,
 			for (unsigned int i = 0; i < count; i++)
 				if (group[i] == g && !seen[keys[i][j]]) {
 					seen[keys[i][j]] = true;
-					w += f[keys[i][j]];
+					w += m.f[keys[i][j]];
 				}
 			cost *= w;
 		}
@@ -1217,11 +1218,13 @@ static unsigned int group_of(u8 (*keys)[4], unsigned int count,
 			     unsigned int nbuckets, unsigned int *group)
 {
 	const u8 *ptr[128];
+	struct tg_model m;
 
 	qsort(keys, count, 4, key_cmp);
 	for (unsigned int i = 0; i < count; i++)
 		ptr[i] = keys[i];
-	return tg_group_keys(ptr, count, 4, nbuckets, false, group);
+	tg_model_init(&m, 4, false, false);
+	return tg_group_keys(&m, ptr, count, nbuckets, group);
 }
 
 static void test_teddy_group(void **unused)

@@ -895,36 +895,42 @@ TD_SCAN_LEVEL(td_scan_avx512, TD_TARGET_AVX512)
 TD_SCAN_LEVEL(td_scan_vbmi, TD_TARGET_VBMI)
 /* The filter for the up to 64 starts from s[0] when only @left bytes are
  * in hand: a key byte not yet in hand lets every bucket through, as it
- * may still be any byte.  The starts with a bucket left. */
-TD_TARGET_AVX512 static uint64_t td_partial64(const struct teddy *t,
-					      const u8 *s, size_t left)
-{
-	const __m512i ones = _mm512_set1_epi8(-1);
-	const bool fat = t->nbuckets > 8;
-	__m512i m0 = ones, m1 = ones;
-	unsigned int j;
-
-	for (j = 0; j < t->keyw && j < left; j++) {
-		size_t in = left - j;
-		__mmask64 k = in >= 64 ? ~0ull : (1ull << in) - 1;
-		__m512i d = _mm512_maskz_loadu_epi8(k, s + j), lo, hi;
-
-		TD_LOADT64(lo, t->lo[0][j]);
-		TD_LOADT64(hi, t->hi[0][j]);
-		m0 = _mm512_and_si512(
-			m0, _mm512_mask_mov_epi8(ones, k, td_nib64(d, lo, hi)));
-		if (fat) {
-			TD_LOADT64(lo, t->lo[1][j]);
-			TD_LOADT64(hi, t->hi[1][j]);
-			m1 = _mm512_and_si512(
-				m1, _mm512_mask_mov_epi8(ones, k,
-							 td_nib64(d, lo, hi)));
-		}
+ * may still be any byte.  The starts with a bucket left.  By the level's
+ * own lookup: VBMI's exact tables pass far fewer of the last starts of a
+ * write than the nibbles, with buckets of unlike keys (teddy_group.h). */
+#define TD_PARTIAL64(sfx, target, LOOK, TABS)                                  \
+	target static uint64_t td_partial64_##sfx(const struct teddy *t,       \
+						  const u8 *s, size_t left)    \
+	{                                                                      \
+		const __m512i ones = _mm512_set1_epi8(-1);                     \
+		const bool fat = t->nbuckets > 8;                              \
+		__m512i m0 = ones, m1 = ones;                                  \
+		unsigned int j;                                                \
+                                                                               \
+		for (j = 0; j < t->keyw && j < left; j++) {                    \
+			size_t in = left - j;                                  \
+			__mmask64 k = in >= 64 ? ~0ull : (1ull << in) - 1;     \
+			__m512i d = _mm512_maskz_loadu_epi8(k, s + j), lo, hi; \
+                                                                               \
+			TABS(lo, hi, 0, j);                                    \
+			m0 = _mm512_and_si512(                                 \
+				m0, _mm512_mask_mov_epi8(ones, k,              \
+							 LOOK(d, lo, hi)));    \
+			if (fat) {                                             \
+				TABS(lo, hi, 1, j);                            \
+				m1 = _mm512_and_si512(                         \
+					m1,                                    \
+					_mm512_mask_mov_epi8(                  \
+						ones, k, LOOK(d, lo, hi)));    \
+			}                                                      \
+		}                                                              \
+		if (!fat)                                                      \
+			m1 = _mm512_setzero_si512();                           \
+		return TD_NZ64(_mm512_or_si512(m0, m1));                       \
 	}
-	if (!fat)
-		m1 = _mm512_setzero_si512();
-	return TD_NZ64(_mm512_or_si512(m0, m1));
-}
+TD_PARTIAL64(avx512, TD_TARGET_AVX512, td_nib64, TD_TABS64)
+TD_PARTIAL64(vbmi, TD_TARGET_VBMI, td_look7, TD_TABS7)
+#undef TD_PARTIAL64
 #endif /* TD_X86 */
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -1187,6 +1193,7 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	struct td_sort *order;
 	const u8 *keys[TD_MAX_PATTERNS];
 	unsigned int group[TD_MAX_PATTERNS];
+	struct tg_model model;
 	size_t payload, bytes = 0, off = 0;
 	unsigned int i, j, b, k, x, longest = 0;
 	enum td_level level;
@@ -1260,8 +1267,8 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
 	for (i = 0; i < count; i++)
 		keys[i] = order[i].key;
-	if (!tg_group_keys(keys, count, t->keyw, t->nbuckets, t->icase,
-			   group)) {
+	tg_model_init(&model, t->keyw, t->icase, level < TD_VBMI);
+	if (!tg_group_keys(&model, keys, count, t->nbuckets, group)) {
 		free(order);
 		free(conf);
 		return ERR_PTR(-ENOMEM);
@@ -1289,7 +1296,12 @@ static struct ts_config *td_init_level(const void *const *patterns,
 		if (t->bucket[b + 1] - t->bucket[b] > 1)
 			t->lone = false;
 
-	/* the tables: every byte that folds to the key byte */
+	/* the tables: every byte that folds to the key byte; the scalar
+	 * filter's exact (the nibble tables pass more, the more so as a
+	 * bucket's keys differ: teddy_group.h) */
+	for (j = 0; j < TD_MAXKEY; j++)
+		for (x = 0; x < 256; x++)
+			t->tab[j][x] = j < t->keyw ? 0 : 0xFFFF;
 	for (b = 0; b < t->nbuckets; b++)
 		for (i = t->bucket[b]; i < t->bucket[b + 1]; i++)
 			for (j = 0; j < t->keyw; j++)
@@ -1302,16 +1314,9 @@ static struct ts_config *td_init_level(const void *const *patterns,
 							(u8)(1u << (b % 8));
 						t->tab7[b / 8][j][x & 0x7F] |=
 							(u8)(1u << (b % 8));
+						t->tab[j][x] |=
+							(uint16_t)(1u << b);
 					}
-	for (j = 0; j < TD_MAXKEY; j++)
-		for (x = 0; x < 256; x++)
-			t->tab[j][x] =
-				j < t->keyw ? (uint16_t)((t->lo[0][j][x & 15] &
-							  t->hi[0][j][x >> 4]) |
-							 (t->lo[1][j][x & 15] &
-							  t->hi[1][j][x >> 4])
-								 << 8) :
-					      0xFFFF;
 	t->level = level;
 	t->scan = td_scans[t->level][t->nbuckets > 8];
 	if (quick) {
@@ -1671,7 +1676,8 @@ static uint64_t td_partial(const struct teddy *t, const u8 *s, size_t left)
 #if TD_X86
 	/* a few starts (short writes) cost less one by one */
 	if (t->level >= TD_AVX512 && left > 3)
-		return td_partial64(t, s, left);
+		return t->level == TD_VBMI ? td_partial64_vbmi(t, s, left) :
+					     td_partial64_avx512(t, s, left);
 #endif
 	for (k = 0; k < 64 && k < left; k++)
 		if (td_filter_partial(t, s, k, left - k))

@@ -4,17 +4,20 @@
  * the grouping directly.
  *
  * A start passes bucket b's filter when each of its key bytes j is in
- * S_j(b), the bytes j of the bucket's keys.  If byte c occurs with
- * frequency f(c), about prod_j sum_{c in S_j(b)} f(c) of the starts pass:
- * the bucket's cost.  Keys sorted and cut evenly share their first bytes
- * but pair the others at random: a bucket of "qzab" and "xvyw" passes
- * "qvab", "xzyw" and 14 more that are no key.  Here each key starts as a
- * group of its own (equal keys as one: a start then passes one bucket at
- * most per key, as td_verify_lone() needs), and while there are more
- * groups than buckets, the two whose merge adds the least cost are merged.
- * f comes from rb_rank, halved every 16 ranks (of the scales 8, 16 and 32
- * the best on the bench's text: 64 random 4-byte keys let 304 starts of
- * 256 KiB through sorted, 25 grouped).
+ * S_j(b), the bytes that the tables pass at position j.  With VBMI's
+ * tables that is the bytes j of the bucket's keys; with the nibble tables,
+ * every byte whose high nibble is one of theirs and whose low nibble is
+ * one of theirs.  If byte c occurs with frequency f(c), about
+ * prod_j sum_{c in S_j(b)} f(c) of the starts pass: the bucket's cost.
+ * Keys sorted and cut evenly share their first bytes but pair the others
+ * at random: a bucket of "qzab" and "xvyw" passes "qvab", "xzyw" and 14
+ * more that are no key.  Here each key starts as a group of its own
+ * (equal keys as one: a start then passes one bucket at most per key, as
+ * td_verify_lone() needs), and while there are more groups than buckets,
+ * the two whose merge adds the least cost are merged.  f comes from
+ * rb_rank, halved every 16 ranks (of the scales 8, 16 and 32 the best on
+ * the bench's text: 64 random 4-byte keys let 304 starts of 256 KiB
+ * through VBMI's tables sorted, 25 grouped).
  */
 #ifndef TS_TEDDY_GROUP_H
 #define TS_TEDDY_GROUP_H
@@ -29,16 +32,28 @@
 
 #define TG_MAXKEY 4u
 
-struct tg_group {
-	uint64_t bytes[TG_MAXKEY][4]; /* S_j, as a set of bytes */
-	double weight[TG_MAXKEY];     /* sum of f over S_j */
-	double cost;		      /* the product of the weights */
-	unsigned int parent;	      /* the group it went into, or itself */
-	unsigned int id;	      /* its number in the end */
+/* How a set of keys is filtered, and how common each byte is. */
+struct tg_model {
+	double f[256];
+	unsigned int keyw;
+	bool icase;   /* both cases of a letter pass */
+	bool nibbles; /* S_j by nibbles, not bytes */
 };
 
-/* f(c) for each byte c: 2^-((255 - rank) / 16). */
-static inline void tg_freqs(double *f, bool icase)
+struct tg_group {
+	uint64_t bytes[TG_MAXKEY][4];	       /* the keys' bytes j, as a set */
+	uint16_t lo[TG_MAXKEY], hi[TG_MAXKEY]; /* and their nibbles */
+	double weight[TG_MAXKEY];	       /* sum of f over S_j */
+	double cost;			       /* the product of the weights */
+	unsigned int parent; /* the group it went into, or itself */
+	unsigned int id;     /* its number in the end */
+};
+
+/* @m for keys of @keyw bytes, folded by TS_IGNORECASE if @icase, filtered
+ * by nibbles if @nibbles: f(c) = 2^-((255 - rank) / 16).  By bytes, a
+ * letter's f stands for both its cases; by nibbles, both are in the sets. */
+static inline void tg_model_init(struct tg_model *m, unsigned int keyw,
+				 bool icase, bool nibbles)
 {
 	double scale[256];
 
@@ -46,25 +61,53 @@ static inline void tg_freqs(double *f, bool icase)
 	for (unsigned int r = 255; r > 0; r--)
 		scale[r - 1] = scale[r] * 0.95760328069857365;
 	for (unsigned int c = 0; c < 256; c++)
-		f[c] = scale[rb_cost((u8)c, icase)];
+		m->f[c] = scale[rb_cost((u8)c, icase && !nibbles)];
+	m->keyw = keyw;
+	m->icase = icase;
+	m->nibbles = nibbles;
+}
+
+/* The sum of f over the bytes of high nibble in @hi, low in @lo. */
+static inline double tg_nibble_weight(const struct tg_model *m, unsigned int lo,
+				      unsigned int hi)
+{
+	double w = 0;
+
+	for (; hi; hi &= hi - 1)
+		for (unsigned int l = lo; l; l &= l - 1)
+			w += m->f[16 * (unsigned int)__builtin_ctz(hi) +
+				  (unsigned int)__builtin_ctz(l)];
+	return w;
+}
+
+/* The weight of position @j of groups @a and @b as one. */
+static inline double tg_merged_weight(const struct tg_model *m,
+				      const struct tg_group *a,
+				      const struct tg_group *b, unsigned int j)
+{
+	double w = a->weight[j] + b->weight[j];
+
+	if (m->nibbles)
+		return tg_nibble_weight(m, a->lo[j] | b->lo[j],
+					a->hi[j] | b->hi[j]);
+	for (unsigned int k = 0; k < 4; k++)
+		for (uint64_t both = a->bytes[j][k] & b->bytes[j][k]; both;
+		     both &= both - 1)
+			w -= m->f[64 * k + (unsigned int)__builtin_ctzll(both)];
+	return w;
 }
 
 /* The cost of groups @a and @b as one; their weights as one into @w, if
  * not NULL. */
-static inline double tg_merged_cost(const struct tg_group *a,
-				    const struct tg_group *b, unsigned int keyw,
-				    const double *f, double *w)
+static inline double tg_merged_cost(const struct tg_model *m,
+				    const struct tg_group *a,
+				    const struct tg_group *b, double *w)
 {
 	double cost = 1;
 
-	for (unsigned int j = 0; j < keyw; j++) {
-		double wj = a->weight[j] + b->weight[j];
+	for (unsigned int j = 0; j < m->keyw; j++) {
+		double wj = tg_merged_weight(m, a, b, j);
 
-		for (unsigned int k = 0; k < 4; k++)
-			for (uint64_t both = a->bytes[j][k] & b->bytes[j][k];
-			     both; both &= both - 1)
-				wj -= f[64 * k +
-					(unsigned int)__builtin_ctzll(both)];
 		if (w)
 			w[j] = wj;
 		cost *= wj;
@@ -73,11 +116,11 @@ static inline double tg_merged_cost(const struct tg_group *a,
 }
 
 /* What merging groups @a and @b adds to the summed cost. */
-static inline double tg_delta(const struct tg_group *a,
-			      const struct tg_group *b, unsigned int keyw,
-			      const double *f)
+static inline double tg_delta(const struct tg_model *m,
+			      const struct tg_group *a,
+			      const struct tg_group *b)
 {
-	return tg_merged_cost(a, b, keyw, f, NULL) - a->cost - b->cost;
+	return tg_merged_cost(m, a, b, NULL) - a->cost - b->cost;
 }
 
 /* The group whose merge with group @i adds least, by row @i of @d
@@ -101,9 +144,8 @@ static inline unsigned int tg_best(const double *d, unsigned int n,
  * a lower one is noted at once), so the row of the least low[r] that
  * still holds is the cheapest merge, and only that row is scanned anew.
  */
-static inline bool tg_merge(struct tg_group *g, unsigned int n,
-			    unsigned int nbuckets, unsigned int keyw,
-			    const double *f)
+static inline bool tg_merge(const struct tg_model *m, struct tg_group *g,
+			    unsigned int n, unsigned int nbuckets)
 {
 	double *d = malloc((size_t)n * n * sizeof(*d));
 	double *low = malloc(n * sizeof(*low));
@@ -119,8 +161,7 @@ static inline bool tg_merge(struct tg_group *g, unsigned int n,
 	for (i = 0; i < n; i++) {
 		d[i * n + i] = INFINITY;
 		for (k = i + 1; k < n; k++)
-			d[i * n + k] = d[k * n + i] =
-				tg_delta(&g[i], &g[k], keyw, f);
+			d[i * n + k] = d[k * n + i] = tg_delta(m, &g[i], &g[k]);
 	}
 	for (i = 0; i < n; i++) {
 		best[i] = tg_best(d, n, i);
@@ -144,18 +185,20 @@ static inline bool tg_merge(struct tg_group *g, unsigned int n,
 			i = k;
 			k = r;
 		}
-		g[i].cost = tg_merged_cost(&g[i], &g[k], keyw, f, g[i].weight);
-		for (unsigned int j = 0; j < keyw; j++)
+		g[i].cost = tg_merged_cost(m, &g[i], &g[k], g[i].weight);
+		for (unsigned int j = 0; j < m->keyw; j++) {
 			for (r = 0; r < 4; r++)
 				g[i].bytes[j][r] |= g[k].bytes[j][r];
+			g[i].lo[j] |= g[k].lo[j];
+			g[i].hi[j] |= g[k].hi[j];
+		}
 		g[k].parent = i;
 		for (r = 0; r < n; r++)
 			d[k * n + r] = d[r * n + k] = INFINITY;
 		for (r = 0; r < n; r++) {
 			if (g[r].parent != r || r == i)
 				continue;
-			d[r * n + i] = d[i * n + r] =
-				tg_delta(&g[i], &g[r], keyw, f);
+			d[r * n + i] = d[i * n + r] = tg_delta(m, &g[i], &g[r]);
 			if (d[r * n + i] < low[r]) {
 				best[r] = i;
 				low[r] = d[r * n + i];
@@ -171,28 +214,25 @@ static inline bool tg_merge(struct tg_group *g, unsigned int n,
 }
 
 /*
- * The buckets of @count keys of @keyw (at most TG_MAXKEY) bytes, keys[i]
- * folded and sorted (equal keys next to each other): group[i], from 0 in
- * the order of the groups' first keys, for at most @nbuckets groups.
- * Returns their number, or 0 without memory.
+ * The buckets of @count keys of m->keyw bytes, keys[i] folded and sorted
+ * (equal keys next to each other): group[i], from 0 in the order of the
+ * groups' first keys, for at most @nbuckets groups.  Returns their
+ * number, or 0 without memory.
  */
-static inline unsigned int tg_group_keys(const u8 *const *keys,
-					 unsigned int count, unsigned int keyw,
-					 unsigned int nbuckets, bool icase,
-					 unsigned int *group)
+static inline unsigned int
+tg_group_keys(const struct tg_model *m, const u8 *const *keys,
+	      unsigned int count, unsigned int nbuckets, unsigned int *group)
 {
 	struct tg_group *g;
-	double f[256];
 	unsigned int i, n = 0, c;
 
 	for (i = 0; i < count; i++) {
-		if (i == 0 || memcmp(keys[i], keys[i - 1], keyw))
+		if (i == 0 || memcmp(keys[i], keys[i - 1], m->keyw))
 			n++;
 		group[i] = n - 1;
 	}
 	if (n <= nbuckets)
 		return n;
-	tg_freqs(f, icase);
 	g = calloc(n, sizeof(*g));
 	if (!g)
 		return 0;
@@ -203,14 +243,21 @@ static inline unsigned int tg_group_keys(const u8 *const *keys,
 			continue; /* an equal key's */
 		x->cost = 1;
 		x->parent = group[i];
-		for (unsigned int j = 0; j < keyw; j++) {
+		for (unsigned int j = 0; j < m->keyw; j++) {
 			c = keys[i][j];
 			x->bytes[j][c / 64] |= 1ull << (c % 64);
-			x->weight[j] = f[c];
-			x->cost *= f[c];
+			x->lo[j] = (uint16_t)(1u << (c & 15));
+			x->hi[j] = (uint16_t)(1u << (c >> 4));
+			if (m->icase && rb_is_folding_letter((u8)c))
+				x->hi[j] |= (uint16_t)(1u << ((c - 0x20) >> 4));
+			x->weight[j] = m->nibbles ?
+					       tg_nibble_weight(m, x->lo[j],
+								x->hi[j]) :
+					       m->f[c];
+			x->cost *= x->weight[j];
 		}
 	}
-	if (!tg_merge(g, n, nbuckets, keyw, f)) {
+	if (!tg_merge(m, g, n, nbuckets)) {
 		free(g);
 		return 0;
 	}
