@@ -1263,6 +1263,23 @@ static void test_teddy_group(void **unused)
 	for (i = 0; i < 12; i++)
 		assert_int_equal(group[i], keys[i][0] == 'w' ? 1u : 0u);
 
+	/* by nibbles, a group passes every byte of one of its high nibbles
+	 * and one of its low: 'b' (0x62) and 'q' (0x71) pass 'a' and 'r'
+	 * as well, where 'b' and 'r', or 'q' and 'r', pass only themselves */
+	{
+		struct tg_model m;
+		const u8 *three[3] = { (const u8 *)"bzzz", (const u8 *)"qzzz",
+				       (const u8 *)"rzzz" };
+		double w, w1;
+
+		tg_model_init(&m, 4, false, true);
+		w = m.f['a'] + m.f['b'] + m.f['q'] + m.f['r'];
+		w1 = tg_nibble_weight(&m, 1u << 1 | 1u << 2, 1u << 6 | 1u << 7);
+		assert_true(w1 > 0.999 * w && w1 < 1.001 * w);
+		assert_int_equal(tg_group_keys(&m, three, 3, 2, group), 2);
+		assert_int_not_equal(group[0], group[1]);
+	}
+
 	/* 128 random keys into 16 buckets: equal keys together, and far
 	 * fewer starts let through than by the even cut */
 	srand(7);
