@@ -1265,11 +1265,12 @@ static void test_teddy_group(void **unused)
 
 	/* by nibbles, a group passes every byte of one of its high nibbles
 	 * and one of its low: 'b' (0x62) and 'q' (0x71) pass 'a' and 'r'
-	 * as well, where 'b' and 'r', or 'q' and 'r', pass only themselves */
+	 * as well, so "qzzz" goes with "rzz~" (both nibble pairs exact),
+	 * where by bytes it would join "bzzz" (one byte apart) */
 	{
 		struct tg_model m;
 		const u8 *three[3] = { (const u8 *)"bzzz", (const u8 *)"qzzz",
-				       (const u8 *)"rzzz" };
+				       (const u8 *)"rzz~" };
 		double w, w1;
 
 		tg_model_init(&m, 4, false, true);
