@@ -43,10 +43,11 @@
  *
  * Dispatch as rarebyte: "teddy" takes the best level the CPU has,
  * "teddy_vbmi", "teddy_avx512", "teddy_avx2", "teddy_ssse3" and
- * "teddy_scalar" pin one (never above the CPU's).  The scalar twin uses the
- * nibble tables (folded into one 256-entry table per key position), so the
- * levels up to AVX-512BW find the same candidates; VBMI's are fewer in
- * ASCII text, a few more in binary data, and the verify decides alike.
+ * "teddy_scalar" pin one (never above the CPU's).  The scalar filter
+ * (one 256-entry table per key position) is exact: it passes a subset of
+ * every level's candidates, and gives td_walk() their buckets.  The nibble
+ * levels pass more than VBMI, whose 7-bit tables are exact in ASCII text
+ * and pass a few more in binary data; the verify decides alike.
  */
 #include "internal.h"
 #include "teddy_group.h"
@@ -141,7 +142,7 @@ struct teddy {
 	u8 hi[2][TD_MAXKEY][16] __attribute__((aligned(16)));
 	/* the VBMI level's: the buckets of byte c in [c & 0x7F] */
 	u8 tab7[2][TD_MAXKEY][128];
-	/* lo & hi of each byte, all 16 buckets: the scalar filter */
+	/* the buckets of each byte, all 16: the scalar filter */
 	uint16_t tab[TD_MAXKEY][256];
 	u8 fold[256];
 	unsigned int count, keyw, longest, shortest, nbuckets;
