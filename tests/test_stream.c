@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -972,6 +973,123 @@ static void open_and_size(void **unused)
 	textsearch_destroy(set);
 }
 
+/* An engine of its own whose state is as many bytes as its pattern is
+ * long; reset fills the whole state, so that ASan sees a short block. */
+static void *align_state;
+
+static struct ts_config *align_init(const void *pattern, unsigned int len,
+				    gfp_t gfp, int flags)
+{
+	struct ts_config *conf = alloc_ts_config(sizeof(len), gfp);
+
+	(void)pattern;
+	(void)flags;
+	if (!IS_ERR(conf))
+		memcpy(ts_config_priv(conf), &len, sizeof(len));
+	return conf;
+}
+
+static unsigned int align_find(struct ts_config *conf, struct ts_state *state)
+{
+	(void)conf;
+	(void)state;
+	return UINT_MAX;
+}
+
+static void *align_get_pattern(struct ts_config *conf)
+{
+	return ts_config_priv(conf);
+}
+
+static unsigned int align_len(struct ts_config *conf)
+{
+	unsigned int len;
+
+	memcpy(&len, ts_config_priv(conf), sizeof(len));
+	return len;
+}
+
+static size_t align_state_size(struct ts_config *conf)
+{
+	return align_len(conf);
+}
+
+static void align_reset(struct ts_config *conf, void *state)
+{
+	align_state = state;
+	memset(state, 0xa5, align_len(conf));
+}
+
+static int align_next(struct ts_config *conf, void *state,
+		      const struct ts_stream_input *in, struct ts_match *m)
+{
+	(void)conf;
+	(void)state;
+	(void)in;
+	(void)m;
+	return 0;
+}
+
+/* An engine's state is aligned to TS_STREAM_ALIGN, whatever its size and
+ * whatever malloc's blocks around it: an engine may keep vectors there
+ * that are stored and loaded whole. */
+static void state_alignment(void **unused)
+{
+	static const unsigned int sizes[] = { 1, 7, 16, 63, 64, 65, 200, 4097 };
+	static const struct ts_stream_ops stream = {
+		.state_size = align_state_size,
+		.reset = align_reset,
+		.next = align_next,
+	};
+	static u8 pattern[4097];
+	/* static: an assertion that fails leaves it registered */
+	static struct ts_ops ops = {
+		.name = "align_test",
+		.init = align_init,
+		.find = align_find,
+		.get_pattern = align_get_pattern,
+		.get_pattern_len = align_len,
+		.stream = &stream,
+		.owner = THIS_MODULE,
+	};
+	unsigned int i, j;
+
+	(void)unused;
+	assert_int_equal(TS_STREAM_ALIGN, 64);
+	assert_int_equal(textsearch_register(&ops), 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct ts_config *conf = textsearch_prepare(
+			"align_test", pattern, sizes[i], GFP_KERNEL, 0);
+		void *pad[8];
+
+		assert_false(IS_ERR(conf));
+		/* blocks of each size class before it, so that the stream
+		 * is not always where a 64-byte boundary falls anyway */
+		for (j = 0; j < 8; j++) {
+			struct ts_stream *s;
+
+			pad[j] = malloc(16 * j + 8);
+			assert_non_null(pad[j]);
+			s = textsearch_stream_open(conf, GFP_KERNEL);
+			assert_false(IS_ERR_OR_NULL(s));
+			assert_int_equal(
+				(uintptr_t)align_state % TS_STREAM_ALIGN, 0);
+			assert_true(malloc_usable_size(s) >=
+				    textsearch_stream_size(conf));
+			assert_int_equal(textsearch_stream_size(conf) %
+						 TS_STREAM_ALIGN,
+					 0);
+			assert_int_equal(textsearch_stream_write(s, "x", 1), 0);
+			textsearch_stream_reset(s);
+			textsearch_stream_free(s);
+		}
+		for (j = 0; j < 8; j++)
+			free(pad[j]);
+		textsearch_destroy(conf);
+	}
+	assert_int_equal(textsearch_unregister(&ops), 0);
+}
+
 /* 64 streams on one config, written in turns, each its own data. */
 static void many_streams(void **unused)
 {
@@ -1276,6 +1394,7 @@ int main(void)
 		cmocka_unit_test(as_soon_as_decided),
 		cmocka_unit_test(busy_and_invalid),
 		cmocka_unit_test(open_and_size),
+		cmocka_unit_test(state_alignment),
 		cmocka_unit_test(many_streams),
 		cmocka_unit_test(past_4gib),
 		cmocka_unit_test(threads_share_a_config),

@@ -54,6 +54,7 @@
 #include "textsearch_stream.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1445,15 +1446,15 @@ struct tds {
 	 * in buf but the last ones of @ring, ending at stream offset @qend:
 	 * stream byte o at ring[o % 64] and ring[o % 64 + 64] (tds_ring()),
 	 * with a write's slack past them. */
-	uint32_t nd[TD_QUICK_PATTERNS];
+	alignas(32) uint32_t nd[TD_QUICK_PATTERNS];
 	uint64_t qend;
 	bool dvalid, lazy;
 	u8 ring[128 + TD_QUICK_WRITE];
 	/* After tds_filter_write() (lazy, !dvalid): the stream's last 64
-	 * bytes, the carried ones the last shortest - 1 (a whole vector
-	 * stored and loaded, which the store forwards to the next write's
-	 * load, where the ring's masked stores would make it wait) */
-	u8 tail[64];
+	 * bytes, the carried ones the last shortest - 1 (a whole aligned
+	 * vector stored and loaded, which the store forwards to the next
+	 * write's load, where the ring's masked stores would make it wait) */
+	alignas(64) u8 tail[64];
 	/* In TDS_BULK: the starts with an occurrence that one scan found
 	 * ahead of their turn, hits[hit_next, hit_count) relative to stream
 	 * offset hit_base; the write's starts before @hit_done are settled

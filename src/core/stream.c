@@ -41,7 +41,10 @@ struct ts_stream {
 	bool waiting; /* next() has not yet returned 0 for the input */
 	bool ended;
 	size_t size; /* what textsearch_stream_size() said */
-	alignas(max_align_t) unsigned char state[];
+	/* a cache line's alignment: an engine's vectors carried from one
+	 * write to the next are then stored and loaded whole, never split
+	 * across two lines, where the store would not forward to the load */
+	alignas(TS_STREAM_ALIGN) unsigned char state[];
 };
 
 /* ---- the generic engine ---------------------------------------------------
@@ -286,9 +289,10 @@ size_t textsearch_stream_size(const struct ts_config *conf)
 	if (IS_ERR_OR_NULL(conf) || !conf->ops)
 		return 0;
 	size = engine_of(conf)->state_size ? engine_of(conf)->state_size(c) : 0;
-	if (!ts_size_add(size, sizeof(struct ts_stream), &size))
+	if (!ts_size_add(size, sizeof(struct ts_stream), &size) ||
+	    !ts_size_add(size, TS_STREAM_ALIGN - 1, &size))
 		return 0;
-	return size;
+	return size & ~(size_t)(TS_STREAM_ALIGN - 1);
 }
 
 struct ts_stream *textsearch_stream_open(struct ts_config *conf, gfp_t gfp_mask)
@@ -308,8 +312,8 @@ struct ts_stream *textsearch_stream_open(struct ts_config *conf, gfp_t gfp_mask)
 				       "be GFP_KERNEL or GFP_ATOMIC"));
 	}
 	size = textsearch_stream_size(conf);
-	/* malloc's alignment is max_align_t's, which the state asks for */
-	s = size ? malloc(size) : NULL;
+	/* a multiple of the alignment, as aligned_alloc() asks */
+	s = size ? aligned_alloc(TS_STREAM_ALIGN, size) : NULL;
 	if (!s) {
 		errno = ENOMEM;
 		return ERR_PTR(ts_fail(-ENOMEM, "textsearch_stream_open: "
