@@ -92,16 +92,24 @@ static inline double tg_merged_weight(const struct tg_model *m,
 				      const struct tg_group *a,
 				      const struct tg_group *b, unsigned int j)
 {
-	double w = a->weight[j] + b->weight[j];
+	double w;
 
 	if (m->nibbles)
 		return tg_nibble_weight(m, a->lo[j] | b->lo[j],
 					a->hi[j] | b->hi[j]);
+	w = a->weight[j] + b->weight[j];
 	for (unsigned int k = 0; k < 4; k++)
 		for (uint64_t both = a->bytes[j][k] & b->bytes[j][k]; both;
 		     both &= both - 1)
 			w -= m->f[64 * k + (unsigned int)__builtin_ctzll(both)];
 	return w;
+}
+
+/* What a group of @keys keys costs per start that passes its filter: the
+ * verify of each key, against the filter's own cost of 1. */
+static inline double tg_verify_factor(unsigned int keys)
+{
+	return 1 + keys / TG_VERIFY;
 }
 
 /* The cost of groups @a and @b as one; their weights as one into @w, if
@@ -110,7 +118,7 @@ static inline double tg_merged_cost(const struct tg_model *m,
 				    const struct tg_group *a,
 				    const struct tg_group *b, double *w)
 {
-	double cost = 1 + (a->keys + b->keys) / TG_VERIFY;
+	double cost = tg_verify_factor(a->keys + b->keys);
 
 	for (unsigned int j = 0; j < m->keyw; j++) {
 		double wj = tg_merged_weight(m, a, b, j);
@@ -247,10 +255,10 @@ tg_group_keys(const struct tg_model *m, const u8 *const *keys,
 	for (i = 0; i < count; i++) {
 		struct tg_group *x = &g[group[i]];
 
-		if (x->cost)
+		if (x->keys)
 			continue; /* an equal key's */
-		x->cost = 1 + 1 / TG_VERIFY;
 		x->keys = 1;
+		x->cost = tg_verify_factor(x->keys);
 		x->parent = group[i];
 		for (unsigned int j = 0; j < m->keyw; j++) {
 			c = keys[i][j];
