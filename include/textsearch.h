@@ -240,10 +240,15 @@ struct ts_config {
 
 /* ---- for algorithms ---------------------------------------------------- */
 
+/* The alignment of an algorithm's private data in its config: a cache
+ * line. */
+#define TS_CONFIG_ALIGN 64
+
 /*
  * Allocate a zeroed config with @payload bytes of private data for the
- * algorithm, which ts_config_priv() returns (aligned for any type).  Returns
- * an error pointer: -ENOMEM, or -EINVAL if the size would overflow.
+ * algorithm, which ts_config_priv() returns, aligned to TS_CONFIG_ALIGN.
+ * Returns an error pointer: -ENOMEM, or -EINVAL if the size would
+ * overflow.
  */
 TS_API struct ts_config *alloc_ts_config(size_t payload, gfp_t gfp_mask);
 

@@ -544,8 +544,11 @@ void textsearch_destroy(struct ts_config *conf)
 
 struct ts_config *alloc_ts_config(size_t payload, gfp_t gfp_mask)
 {
-	/* The payload follows the config, aligned for any type. */
-	const size_t head = (sizeof(struct ts_config) + 15) & ~(size_t)15;
+	/* The payload follows the config, on a cache line of its own: an
+	 * algorithm's tables are then loaded as whole vectors, none split
+	 * across two lines (and where the heap puts the config does not
+	 * change what a search costs). */
+	const size_t head = sizeof(struct ts_config) + TS_CONFIG_ALIGN - 1;
 	struct ts_config *conf;
 	size_t total;
 
@@ -555,7 +558,8 @@ struct ts_config *alloc_ts_config(size_t payload, gfp_t gfp_mask)
 	conf = calloc(1, total);
 	if (!conf)
 		return ERR_PTR(-ENOMEM);
-	conf->ts_priv = (char *)conf + head;
+	conf->ts_priv = (void *)(((uintptr_t)(conf + 1) + TS_CONFIG_ALIGN - 1) &
+				 ~(uintptr_t)(TS_CONFIG_ALIGN - 1));
 	conf->ts_priv_size = payload;
 	return conf;
 }
