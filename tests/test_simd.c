@@ -794,13 +794,87 @@ static unsigned int teddy_run(struct ts_config *conf, const u8 *data,
 }
 
 /*
+ * The set @pats on @data at every level, with and without TS_IGNORECASE
+ * and TS_OVERLAP, contiguous and through blocks of every size from 1 to
+ * 70 bytes: each must give the reference's sequence.  The sequences
+ * checked.
+ */
+static unsigned int check_teddy_levels(u8 *const *pats,
+				       const unsigned int *lens,
+				       unsigned int count, const u8 *data,
+				       unsigned int dlen, unsigned int round)
+{
+	unsigned int *want, *got, checked = 0, i, l, f;
+
+	for (f = 0; f < 4; f++) {
+		int flags = (f & 1 ? TS_IGNORECASE : 0) |
+			    (f & 2 ? TS_OVERLAP : 0);
+		unsigned int nref, nwant;
+		struct ref_match *ref;
+		struct ts_config *conf;
+
+		ref = ref_set_matches((const u8 *const *)pats, lens, count,
+				      f & 1, data, dlen, f & 2, &nref);
+		want = malloc((3 * nref + 3) * sizeof(*want));
+		got = malloc((3 * nref + 3) * sizeof(*got));
+		assert_true(want && got);
+		for (i = 0; i < nref; i++) {
+			want[3 * i] = ref[i].start;
+			want[3 * i + 1] = ref[i].id;
+			want[3 * i + 2] = ref[i].end - ref[i].start;
+		}
+		nwant = 3 * nref;
+		free(ref);
+		for (l = 0; l < N_TEDDY; l++) {
+			unsigned int bs, n;
+
+			conf = textsearch_prepare_set(teddy_levels[l],
+						      (const void *const *)pats,
+						      lens, count, GFP_KERNEL,
+						      flags);
+			if (IS_ERR(conf))
+				fail_msg("%s: %s", teddy_levels[l],
+					 textsearch_last_error());
+			for (bs = 0; bs <= 70; bs++) {
+				unsigned int cuts[301], nc = 0;
+				struct blocks *b = NULL;
+
+				if (bs) {
+					for (i = bs; i < dlen; i += bs)
+						cuts[nc++] = i;
+					b = blocks_new(data, dlen, cuts, nc);
+				}
+				n = teddy_run(conf, data, dlen, b, got,
+					      nwant + 3);
+				if (n != nwant ||
+				    memcmp(got, want, n * sizeof(*got))) {
+					fprintf(stderr,
+						"%s: flags %d, blocks %u, "
+						"round %u: %u results, want "
+						"%u\n",
+						teddy_levels[l], flags, bs,
+						round, n / 3, nwant / 3);
+					fail();
+				}
+				if (b) {
+					assert_true(blocks_ok(b));
+					blocks_free(b);
+				}
+				checked++;
+			}
+			textsearch_destroy(conf);
+		}
+		free(want);
+		free(got);
+	}
+	return checked;
+}
+
+/*
  * Random sets of 1 to 40 patterns of 1 to 70 bytes (past the 8-byte
  * prefix compare and past a vector) from small alphabets, the ISO-8859-1
  * letters among them; data of 0 to 300 bytes in an allocation of exactly
- * its size, with patterns planted.  Every level, with and without
- * TS_IGNORECASE and TS_OVERLAP, contiguous and through blocks of every
- * size from 1 to 70 bytes, must give the scalar twin's sequence, and that
- * the reference's.
+ * its size, with patterns planted; check_teddy_levels().
  */
 static void test_teddy_levels(void **unused)
 {
@@ -812,17 +886,15 @@ static void test_teddy_levels(void **unused)
 	};
 	static const unsigned int asize[] = { 2, 4, 6, 6 };
 	struct rng r = { test_seed("teddy", 4242) };
-	unsigned int *want, *got;
 	unsigned int round, checked = 0;
 
 	(void)unused;
 	for (round = 0; round < 150; round++) {
-		unsigned int count = 1 + rng_below(&r, 40), i, j, l, f;
+		unsigned int count = 1 + rng_below(&r, 40), i, j;
 		unsigned int maxlen = rng_below(&r, 3) ? 6 : 70, a;
-		unsigned int dlen = rng_below(&r, 301), nref, nwant;
+		unsigned int dlen = rng_below(&r, 301);
 		u8 *pats[40], *data = malloc(dlen ? dlen : 1);
 		unsigned int lens[40];
-		struct ref_match *ref;
 
 		a = rng_below(&r, 4);
 		assert_non_null(data);
@@ -843,75 +915,110 @@ static void test_teddy_levels(void **unused)
 			else
 				break;
 		}
-		for (f = 0; f < 4; f++) {
-			int flags = (f & 1 ? TS_IGNORECASE : 0) |
-				    (f & 2 ? TS_OVERLAP : 0);
-			struct ts_config *conf;
-
-			ref = ref_set_matches((const u8 *const *)pats, lens,
-					      count, f & 1, data, dlen, f & 2,
-					      &nref);
-			want = malloc((3 * nref + 3) * sizeof(*want));
-			got = malloc((3 * nref + 3) * sizeof(*got));
-			assert_true(want && got);
-			for (i = 0; i < nref; i++) {
-				want[3 * i] = ref[i].start;
-				want[3 * i + 1] = ref[i].id;
-				want[3 * i + 2] = ref[i].end - ref[i].start;
-			}
-			nwant = 3 * nref;
-			free(ref);
-			for (l = 0; l < N_TEDDY; l++) {
-				unsigned int bs, n;
-
-				conf = textsearch_prepare_set(
-					teddy_levels[l],
-					(const void *const *)pats, lens, count,
-					GFP_KERNEL, flags);
-				if (IS_ERR(conf))
-					fail_msg("%s: %s", teddy_levels[l],
-						 textsearch_last_error());
-				for (bs = 0; bs <= 70; bs++) {
-					unsigned int cuts[301], nc = 0;
-					struct blocks *b = NULL;
-
-					if (bs) {
-						for (i = bs; i < dlen; i += bs)
-							cuts[nc++] = i;
-						b = blocks_new(data, dlen, cuts,
-							       nc);
-					}
-					n = teddy_run(conf, data, dlen, b, got,
-						      nwant + 3);
-					if (n != nwant ||
-					    memcmp(got, want,
-						   n * sizeof(*got))) {
-						fprintf(stderr,
-							"%s: flags %d, blocks "
-							"%u, round %u: %u "
-							"results, want %u\n",
-							teddy_levels[l], flags,
-							bs, round, n / 3,
-							nwant / 3);
-						fail();
-					}
-					if (b) {
-						assert_true(blocks_ok(b));
-						blocks_free(b);
-					}
-					checked++;
-				}
-				textsearch_destroy(conf);
-			}
-			free(want);
-			free(got);
-		}
+		checked += check_teddy_levels(pats, lens, count, data, dlen,
+					      round);
 		for (i = 0; i < count; i++)
 			free(pats[i]);
 		free(data);
 	}
 	printf("# simd: teddy: %u sequences checked against the reference "
 	       "at %zu levels\n",
+	       checked, N_TEDDY);
+}
+
+/*
+ * Keys away from the start of the patterns: sets of up to 8 patterns cut
+ * from text begin with common bytes, and their keys move to where the
+ * bytes are rare (tg_key_offset()).  The model's choice, then sets of a
+ * common head, a rare middle and a common tail on text of common bytes,
+ * with whole patterns, heads alone and middles alone planted (those
+ * pass the filter and fail the verify), near the ends too:
+ * check_teddy_levels().
+ */
+static void test_teddy_key_offset(void **unused)
+{
+	static const u8 common[] = { 'e', 't', ' ', 'h' };
+	static const u8 rare[] = { 'q', 'z', 'Q', '~', '#', 0xE9 };
+	const u8 *text[2] = { (const u8 *)"unlock(&bon",
+			      (const u8 *)"deaplalcuck tr" };
+	const u8 *rare_head[2] = { (const u8 *)"Q~zthe e",
+				   (const u8 *)"#qz e th" };
+	const u8 *flat[1] = { (const u8 *)"eeeeeeeeee" };
+	struct rng r = { test_seed("teddy key offset", 99) };
+	struct tg_model m;
+	unsigned int round, checked = 0, o;
+
+	(void)unused;
+	tg_model_init(&m, 3, false, false);
+	o = tg_key_offset(&m, text, 2, 8);
+	assert_true(o > 0 && o <= 8);
+	assert_int_equal(tg_key_offset(&m, text, 2, 0), 0);
+	assert_int_equal(tg_key_offset(&m, rare_head, 2, 5), 0);
+	assert_int_equal(tg_key_offset(&m, flat, 1, 7), 0);
+	/* "the " before "Q~z" moves the key by 4 */
+	{
+		const u8 *one[1] = { (const u8 *)"the Q~z" };
+
+		assert_int_equal(tg_key_offset(&m, one, 1, 4), 4);
+	}
+
+	for (round = 0; round < 60; round++) {
+		unsigned int count = 1 + rng_below(&r, 8), i, j;
+		unsigned int dlen = rng_below(&r, 301);
+		u8 *pats[8], *data = malloc(dlen ? dlen : 1);
+		unsigned int lens[8], head[8], mid[8];
+
+		assert_non_null(data);
+		for (i = 0; i < count; i++) {
+			head[i] = 1 + rng_below(&r, 12);
+			mid[i] = 3 + rng_below(&r, 4);
+			lens[i] = head[i] + mid[i] + rng_below(&r, 20);
+			pats[i] = malloc(lens[i]);
+			assert_non_null(pats[i]);
+			for (j = 0; j < lens[i]; j++)
+				pats[i][j] =
+					j >= head[i] && j < head[i] + mid[i] ?
+						rare[rng_below(&r,
+							       sizeof(rare))] :
+						common[rng_below(
+							&r, sizeof(common))];
+		}
+		for (i = 0; i < dlen; i++)
+			data[i] =
+				rng_below(&r, 40) ?
+					common[rng_below(&r, sizeof(common))] :
+					rare[rng_below(&r, sizeof(rare))];
+		for (j = rng_below(&r, 12); j; j--) {
+			unsigned int from, len, at;
+
+			i = rng_below(&r, count);
+			switch (rng_below(&r, 3)) {
+			case 0: /* the pattern */
+				from = 0, len = lens[i];
+				break;
+			case 1: /* its head and key, not the rest */
+				from = 0, len = head[i] + mid[i] - 1;
+				break;
+			default: /* its key alone */
+				from = head[i], len = mid[i];
+				break;
+			}
+			if (len > dlen)
+				continue;
+			/* at either end now and then */
+			at = rng_below(&r, 3) ? rng_below(&r, dlen - len + 1) :
+			     rng_below(&r, 2) ? 0 :
+						dlen - len;
+			memcpy(data + at, pats[i] + from, len);
+		}
+		checked += check_teddy_levels(pats, lens, count, data, dlen,
+					      round);
+		for (i = 0; i < count; i++)
+			free(pats[i]);
+		free(data);
+	}
+	printf("# simd: teddy, keys moved: %u sequences checked against the "
+	       "reference at %zu levels\n",
 	       checked, N_TEDDY);
 }
 
@@ -1321,6 +1428,7 @@ int main(void)
 		cmocka_unit_test(test_near_uint_max),
 		cmocka_unit_test(test_teddy_levels),
 		cmocka_unit_test(test_teddy_group),
+		cmocka_unit_test(test_teddy_key_offset),
 		cmocka_unit_test(test_teddy_near_uint_max),
 	};
 

@@ -71,6 +71,7 @@
 /* sets larger than this get 16 buckets, smaller ones 8 */
 #define TD_FAT_FROM 17u
 #define TD_MAXKEY 4u
+#define TD_MAXKOFF 32u /* the furthest the key bytes lie from a start */
 #define TD_STACK_CARRY 512
 /* vectors with a candidate that a collecting scan notes before it walks
  * them */
@@ -147,6 +148,9 @@ struct teddy {
 	uint16_t tab[TD_MAXKEY][256];
 	u8 fold[256];
 	unsigned int count, keyw, longest, shortest, nbuckets;
+	/* the key bytes of a start p are s[p + koff, p + koff + keyw):
+	 * koff <= shortest - keyw, chosen where the set's bytes are rare */
+	unsigned int koff;
 	bool icase;
 	/* each bucket holds at most one pattern, of at most 16 bytes:
 	 * td_verify_lone() */
@@ -154,10 +158,10 @@ struct teddy {
 	enum td_level level;
 	td_scan_fn scan;
 	uint32_t bucket[TD_BUCKETS + 1]; /* bucket b: pat[bucket[b], [b+1]) */
-	/* pat[by_key[i]] for i in [by_first[c], by_first[c + 1]) begin
-	 * with folded byte c, by_key[i] the i-th pattern by key */
+	/* pat[by_byte[i]] for i in [by_first[c], by_first[c + 1]) begin
+	 * with folded byte c */
 	u8 by_first[257];
-	u8 by_key[TD_MAX_PATTERNS];
+	u8 by_byte[TD_MAX_PATTERNS];
 	struct td_pat *pat;
 	u8 *bytes;    /* the patterns, folded */
 	u8 *pattern0; /* pattern 0 as given, for get_pattern */
@@ -307,18 +311,20 @@ static TD_INLINE bool td_try(const struct teddy *t, const u8 *s, size_t q,
 	return td_found(ctx, q, bits);
 }
 
-/* The scalar filter at start @p (keyw bytes from s[p] readable). */
+/* The scalar filter at start @p (its key bytes, koff + keyw from s[p],
+ * readable). */
 static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
 				     size_t p, unsigned int keyw)
 {
-	unsigned int m = t->tab[0][s[p]];
+	const u8 *k = s + p + t->koff;
+	unsigned int m = t->tab[0][k[0]];
 
 	if (keyw > 1)
-		m &= t->tab[1][s[p + 1]];
+		m &= t->tab[1][k[1]];
 	if (keyw > 2)
-		m &= t->tab[2][s[p + 2]];
+		m &= t->tab[2][k[2]];
 	if (keyw > 3)
-		m &= t->tab[3][s[p + 3]];
+		m &= t->tab[3][k[3]];
 	return m;
 }
 
@@ -447,8 +453,9 @@ static TD_INLINE bool td_walk(const struct teddy *t, const u8 *s, size_t base,
 
 /*
  * The vector scan: vectors of W starts from p, whose loads reach p + REACH
- * (SSSE3: p + j + 16 for j < keyw; AVX2 and AVX-512: p + 2W), inside the
- * block while p <= n - REACH, where n = last + longest bytes are in hand;
+ * (SSSE3: p + j + 16 for j < keyw; AVX2 and AVX-512: p + 2W) of ks, the
+ * key bytes' view of s (ks[p] = s[p + koff]), inside the block while
+ * p <= n - REACH, where n = last + longest - koff bytes of ks are in hand;
  * two vectors per step with SSSE3 and AVX2 (one branch for 2W starts).
  * With 16 buckets (fat) a second set of tables gives buckets 8-15.  The
  * starts left after the last whole vector go to TAIL.  TABS loads key
@@ -459,7 +466,8 @@ static TD_INLINE bool td_walk(const struct teddy *t, const u8 *s, size_t base,
  */
 #define TD_VECTOR_SCAN(W, vec, TABS, MASK, NZ, OR, STEP, REACH, TAIL)          \
 	do {                                                                   \
-		const size_t n = last + t->longest;                            \
+		const size_t n = last + t->longest - t->koff;                  \
+		const u8 *ks = s + t->koff;                                    \
 		size_t p = from, vend = 0;                                     \
 		vec T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, b;                \
 		unsigned int step_;                                            \
@@ -477,11 +485,11 @@ static TD_INLINE bool td_walk(const struct teddy *t, const u8 *s, size_t base,
 			m = 0;                                                 \
 			step_ = 2 * (W);                                       \
 			for (; STEP == 2 && p + (W) <= vend; p += 2 * (W)) {   \
-				a = MASK(s, p, keyw, T0, fat);                 \
-				b = MASK(s, p + (W), keyw, T0, fat);           \
+				a = MASK(ks, p, keyw, T0, fat);                \
+				b = MASK(ks, p + (W), keyw, T0, fat);          \
 				if (fat) {                                     \
-					a = OR(a, MASK(s, p, keyw, T1, fat));  \
-					b = OR(b, MASK(s, p + (W), keyw, T1,   \
+					a = OR(a, MASK(ks, p, keyw, T1, fat)); \
+					b = OR(b, MASK(ks, p + (W), keyw, T1,  \
 						       fat));                  \
 				}                                              \
 				m = NZ(a) | NZ(b) << ((W) % 64);               \
@@ -491,10 +499,10 @@ static TD_INLINE bool td_walk(const struct teddy *t, const u8 *s, size_t base,
 			if (!m) {                                              \
 				step_ = (W);                                   \
 				for (; p <= vend; p += (W)) {                  \
-					a = MASK(s, p, keyw, T0, fat);         \
+					a = MASK(ks, p, keyw, T0, fat);        \
 					if (fat)                               \
-						a = OR(a, MASK(s, p, keyw, T1, \
-							       fat));          \
+						a = OR(a, MASK(ks, p, keyw,    \
+							       T1, fat));      \
 					m = NZ(a);                             \
 					if (__builtin_expect(m != 0, 0))       \
 						break;                         \
@@ -724,7 +732,7 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		uint64_t sbase, struct td_ctx *ctx, unsigned int keyw,         \
 		bool fat)                                                      \
 	{                                                                      \
-		const size_t n = last + t->longest;                            \
+		const size_t n = last + t->longest - t->koff;                  \
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY];                  \
                                                                                \
 		for (; p <= last; p += 64) {                                   \
@@ -733,7 +741,7 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			uint64_t m;                                            \
                                                                                \
 			TD_LOAD_TABS(TABS, T0, T1);                            \
-			td_load_##sfx(s, p, n, &a, &x);                        \
+			td_load_##sfx(s + t->koff, p, n, &a, &x);              \
 			v = td_mask_##sfx##_ax(a, x, keyw, T0);                \
 			if (fat)                                               \
 				v = _mm512_or_si512(                           \
@@ -757,7 +765,8 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		uint64_t sbase, struct td_ctx *ctx, const bool fat,            \
 		const unsigned int keyw)                                       \
 	{                                                                      \
-		const size_t n = last + t->longest;                            \
+		const size_t n = last + t->longest - t->koff;                  \
+		const u8 *ks = s + t->koff;                                    \
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], v;               \
 		uint64_t mask[TD_BATCH], m;                                    \
 		size_t p = from, vend;                                         \
@@ -774,10 +783,10 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 			m = 0;                                                 \
 			for (nb = 0; nb < TD_BATCH && p <= vend;               \
 			     nb++, p += 64) {                                  \
-				v = td_mask_##sfx(s, p, keyw, T0, fat);        \
+				v = td_mask_##sfx(ks, p, keyw, T0, fat);       \
 				if (fat)                                       \
 					v = _mm512_or_si512(                   \
-						v, td_mask_##sfx(s, p, keyw,   \
+						v, td_mask_##sfx(ks, p, keyw,  \
 								 T1, fat));    \
 				mask[nb] = TD_NZ64(v);                         \
 				m |= mask[nb];                                 \
@@ -808,24 +817,25 @@ TD_TARGET_AVX512 static TD_INLINE __m512i td_nib64(__m512i d, __m512i lo,
 		const struct teddy *t, const u8 *s, size_t from, size_t last,  \
 		const bool fat, const unsigned int keyw)                       \
 	{                                                                      \
-		const size_t n = last + t->longest;                            \
+		const size_t n = last + t->longest - t->koff;                  \
+		const u8 *ks = s + t->koff;                                    \
 		__m512i T0[2 * TD_MAXKEY], T1[2 * TD_MAXKEY], a, x, v;         \
 		uint64_t m;                                                    \
 		size_t p;                                                      \
                                                                                \
 		TD_LOAD_TABS(TABS, T0, T1);                                    \
 		for (p = from; p + 128 <= n && p <= last; p += 64) {           \
-			v = td_mask_##sfx(s, p, keyw, T0, fat);                \
+			v = td_mask_##sfx(ks, p, keyw, T0, fat);               \
 			if (fat)                                               \
 				v = _mm512_or_si512(v,                         \
-						    td_mask_##sfx(s, p, keyw,  \
+						    td_mask_##sfx(ks, p, keyw, \
 								  T1, fat));   \
 			m = TD_NZ64(v);                                        \
 			if (m)                                                 \
 				return p + (size_t)__builtin_ctzll(m);         \
 		}                                                              \
 		for (; p <= last; p += 64) {                                   \
-			td_load_##sfx(s, p, n, &a, &x);                        \
+			td_load_##sfx(ks, p, n, &a, &x);                       \
 			v = td_mask_##sfx##_ax(a, x, keyw, T0);                \
 			if (fat)                                               \
 				v = _mm512_or_si512(                           \
@@ -900,35 +910,37 @@ TD_SCAN_LEVEL(td_scan_vbmi, TD_TARGET_VBMI)
  * may still be any byte.  The starts with a bucket left.  By the level's
  * own lookup: VBMI's exact tables pass far fewer of the last starts of a
  * write than the nibbles, with buckets of unlike keys (teddy_group.h). */
-#define TD_PARTIAL64(sfx, target, LOOK, TABS)                                  \
-	target static uint64_t td_partial64_##sfx(const struct teddy *t,       \
-						  const u8 *s, size_t left)    \
-	{                                                                      \
-		const __m512i ones = _mm512_set1_epi8(-1);                     \
-		const bool fat = t->nbuckets > 8;                              \
-		__m512i m0 = ones, m1 = ones;                                  \
-		unsigned int j;                                                \
-                                                                               \
-		for (j = 0; j < t->keyw && j < left; j++) {                    \
-			size_t in = left - j;                                  \
-			__mmask64 k = in >= 64 ? ~0ull : (1ull << in) - 1;     \
-			__m512i d = _mm512_maskz_loadu_epi8(k, s + j), lo, hi; \
-                                                                               \
-			TABS(lo, hi, 0, j);                                    \
-			m0 = _mm512_and_si512(                                 \
-				m0, _mm512_mask_mov_epi8(ones, k,              \
-							 LOOK(d, lo, hi)));    \
-			if (fat) {                                             \
-				TABS(lo, hi, 1, j);                            \
-				m1 = _mm512_and_si512(                         \
-					m1,                                    \
-					_mm512_mask_mov_epi8(                  \
-						ones, k, LOOK(d, lo, hi)));    \
-			}                                                      \
-		}                                                              \
-		if (!fat)                                                      \
-			m1 = _mm512_setzero_si512();                           \
-		return TD_NZ64(_mm512_or_si512(m0, m1));                       \
+#define TD_PARTIAL64(sfx, target, LOOK, TABS)                                 \
+	target static uint64_t td_partial64_##sfx(const struct teddy *t,      \
+						  const u8 *s, size_t left)   \
+	{                                                                     \
+		const __m512i ones = _mm512_set1_epi8(-1);                    \
+		const bool fat = t->nbuckets > 8;                             \
+		__m512i m0 = ones, m1 = ones;                                 \
+		unsigned int j;                                               \
+                                                                              \
+		for (j = 0; j < t->keyw && t->koff + j < left; j++) {         \
+			size_t in = left - t->koff - j;                       \
+			__mmask64 k = in >= 64 ? ~0ull : (1ull << in) - 1;    \
+			__m512i d = _mm512_maskz_loadu_epi8(k,                \
+							    s + t->koff + j), \
+				lo, hi;                                       \
+                                                                              \
+			TABS(lo, hi, 0, j);                                   \
+			m0 = _mm512_and_si512(                                \
+				m0, _mm512_mask_mov_epi8(ones, k,             \
+							 LOOK(d, lo, hi)));   \
+			if (fat) {                                            \
+				TABS(lo, hi, 1, j);                           \
+				m1 = _mm512_and_si512(                        \
+					m1,                                   \
+					_mm512_mask_mov_epi8(                 \
+						ones, k, LOOK(d, lo, hi)));   \
+			}                                                     \
+		}                                                             \
+		if (!fat)                                                     \
+			m1 = _mm512_setzero_si512();                          \
+		return TD_NZ64(_mm512_or_si512(m0, m1));                      \
 	}
 TD_PARTIAL64(avx512, TD_TARGET_AVX512, td_nib64, TD_TABS64)
 TD_PARTIAL64(vbmi, TD_TARGET_VBMI, td_look7, TD_TABS7)
@@ -982,7 +994,7 @@ static bool td_scan_carry(const struct teddy *t, const u8 *c, size_t from,
 {
 	size_t p;
 
-	for (p = from; p < to && p + t->keyw <= clen; p++) {
+	for (p = from; p < to && p + t->koff + t->keyw <= clen; p++) {
 		unsigned int m = td_filter(t, c, p, t->keyw);
 
 		if (m) {
@@ -1090,17 +1102,18 @@ out:
 
 /* ---- building ---------------------------------------------------------- */
 
-/* The order of patterns in the buckets: by folded key, then length. */
+/* The order of patterns in the buckets: by folded key (the bytes
+ * [koff, koff + keyw) of @pat), then length. */
 struct td_sort {
-	const u8 *key;
+	const u8 *pat;
 	uint32_t len, id;
-	unsigned int keyw;
+	unsigned int koff, keyw;
 };
 
 static int td_cmp(const void *a, const void *b)
 {
 	const struct td_sort *x = a, *y = b;
-	int c = memcmp(x->key, y->key, x->keyw);
+	int c = memcmp(x->pat + x->koff, y->pat + y->koff, x->keyw);
 
 	if (c)
 		return c;
@@ -1168,11 +1181,11 @@ static void td_place(const struct teddy *t, struct td_pat *p,
 {
 	u8 val[16] = { 0 }, keep[16] = { 0 }, orm[16] = { 0 };
 
-	p->off = (uint32_t)(o->key - t->bytes);
+	p->off = (uint32_t)(o->pat - t->bytes);
 	p->len = o->len;
 	p->id = o->id;
 	for (unsigned int j = 0; j < 16 && j < p->len; j++) {
-		u8 c = o->key[j];
+		u8 c = o->pat[j];
 		bool letter = t->icase && t->fold[c ^ 0x20] == c &&
 			      (c ^ 0x20) != c;
 
@@ -1193,7 +1206,7 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	struct ts_config *conf;
 	struct teddy *t;
 	struct td_sort *order;
-	const u8 *keys[TD_MAX_PATTERNS];
+	const u8 *pats[TD_MAX_PATTERNS], *keys[TD_MAX_PATTERNS];
 	unsigned int group[TD_MAX_PATTERNS];
 	struct tg_model model;
 	size_t payload, bytes = 0, off = 0;
@@ -1255,21 +1268,33 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	if (t->keyw > t->shortest)
 		t->keyw = t->shortest;
 
-	/* the folded patterns, then sorted by key into the buckets */
+	/* the folded patterns; their keys where the set's bytes are rare,
+	 * for sets whose keys each get a bucket (larger ones share buckets,
+	 * which the grouping, not the offset, decides); then sorted by key
+	 * into the buckets */
 	for (i = 0; i < count; i++) {
 		const u8 *p = patterns[i];
 		u8 *dst = t->bytes + off;
 
 		for (j = 0; j < lens[i]; j++)
 			dst[j] = t->fold[p[j]];
-		order[i] = (struct td_sort){ dst, lens[i], i, t->keyw };
+		pats[i] = dst;
 		off += lens[i];
 	}
-	qsort(order, count, sizeof(*order), td_cmp);
-	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
-	for (i = 0; i < count; i++)
-		keys[i] = order[i].key;
 	tg_model_init(&model, t->keyw, t->icase, level < TD_VBMI);
+	t->nbuckets = count >= TD_FAT_FROM ? 16 : 8;
+	t->koff = count <= t->nbuckets ?
+			  tg_key_offset(&model, pats, count,
+					t->shortest - t->keyw < TD_MAXKOFF ?
+						t->shortest - t->keyw :
+						TD_MAXKOFF) :
+			  0;
+	for (i = 0; i < count; i++)
+		order[i] = (struct td_sort){ pats[i], lens[i], i, t->koff,
+					     t->keyw };
+	qsort(order, count, sizeof(*order), td_cmp);
+	for (i = 0; i < count; i++)
+		keys[i] = order[i].pat + t->koff;
 	if (!tg_group_keys(&model, keys, count, t->nbuckets, group)) {
 		free(order);
 		free(conf);
@@ -1279,18 +1304,17 @@ static struct ts_config *td_init_level(const void *const *patterns,
 	for (b = 0, k = 0; b < TD_BUCKETS; b++) {
 		t->bucket[b] = k;
 		for (i = 0; i < count; i++)
-			if (group[i] == b) {
-				td_place(t, &t->pat[k], &order[i]);
-				t->by_key[i] = (u8)k++;
-			}
+			if (group[i] == b)
+				td_place(t, &t->pat[k++], &order[i]);
 	}
 	t->bucket[TD_BUCKETS] = count;
 	free(order);
-	/* by key, so by first byte too */
+	/* by first byte, for td_keep() and td_pending() */
 	for (x = 0, i = 0; x < 256; x++) {
 		t->by_first[x] = (u8)i;
-		while (i < count && t->bytes[t->pat[t->by_key[i]].off] == x)
-			i++;
+		for (k = 0; k < count; k++)
+			if (t->bytes[t->pat[k].off] == x)
+				t->by_byte[i++] = (u8)k;
 	}
 	t->by_first[256] = (u8)count;
 	t->lone = t->longest <= 16;
@@ -1309,7 +1333,8 @@ static struct ts_config *td_init_level(const void *const *patterns,
 			for (j = 0; j < t->keyw; j++)
 				for (x = 0; x < 256; x++)
 					if (t->fold[x] ==
-					    t->bytes[t->pat[i].off + j]) {
+					    t->bytes[t->pat[i].off + t->koff +
+						     j]) {
 						t->lo[b / 8][j][x & 15] |=
 							(u8)(1u << (b % 8));
 						t->hi[b / 8][j][x >> 4] |=
@@ -1379,7 +1404,7 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
 
 		for (unsigned int i = t->by_first[c]; i < t->by_first[c + 1];
 		     i++) {
-			const struct td_pat *p = &t->pat[t->by_key[i]];
+			const struct td_pat *p = &t->pat[t->by_byte[i]];
 			const u8 *q = t->bytes + p->off;
 			unsigned int j = 1;
 
@@ -1641,7 +1666,7 @@ static bool td_pending(const struct teddy *t, const u8 *s, size_t q,
 	size_t j;
 
 	for (i = t->by_first[c]; i < t->by_first[c + 1]; i++) {
-		const struct td_pat *p = &t->pat[t->by_key[i]];
+		const struct td_pat *p = &t->pat[t->by_byte[i]];
 		const u8 *b = t->bytes + p->off;
 
 		if (p->len <= avail)
@@ -1662,8 +1687,8 @@ static unsigned int td_filter_partial(const struct teddy *t, const u8 *s,
 {
 	unsigned int bits = 0xFFFF, j;
 
-	for (j = 0; j < t->keyw && j < left; j++)
-		bits &= t->tab[j][s[q + j]];
+	for (j = 0; j < t->keyw && t->koff + j < left; j++)
+		bits &= t->tab[j][s[q + t->koff + j]];
 	return bits;
 }
 
@@ -2102,9 +2127,10 @@ TD_TARGET_VBMI static TD_INLINE uint64_t tds_head_cands(
 		m = _mm512_and_si512(
 			m, td_look7(_mm512_permutex2var_epi8(
 					    last,
-					    _mm512_loadu_si512(
-						    (const void *)(tds_lanes +
-								   64 - h + j)),
+					    _mm512_loadu_si512((
+						    const void *)(tds_lanes +
+								  64 - h +
+								  t->koff + j)),
 					    data),
 				    tab[2 * j], tab[2 * j + 1]));
 	return TD_NZ64(m) &
@@ -2121,13 +2147,14 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 						      size_t n, uint64_t *cand,
 						      const unsigned int keyw)
 {
+	const u8 *ks = s + t->koff;
 	__m512i tab[2 * TD_MAXKEY];
 	uint64_t c;
 
 	tds_tables(t, tab, keyw);
-	for (; p + 63 + keyw <= n; p += 64) {
+	for (; p + 63 + t->koff + keyw <= n; p += 64) {
 #define TDS_ALL(j) (~0ull)
-		c = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_ALL)) &
+		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_ALL)) &
 		    tds_low(n - t->shortest - p + 1);
 #undef TDS_ALL
 		if (c) {
@@ -2136,8 +2163,8 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 		}
 	}
 	if (p + t->shortest <= n) {
-#define TDS_IN(j) tds_low(n - p - (j))
-		c = TD_NZ64(TDS_LOOK(s, p, keyw, tab, TDS_IN)) &
+#define TDS_IN(j) tds_low(n - p - t->koff - (j))
+		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_IN)) &
 		    tds_low(n - t->shortest - p + 1);
 #undef TDS_IN
 		if (c) {

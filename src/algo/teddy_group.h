@@ -294,4 +294,43 @@ tg_group_keys(const struct tg_model *m, const u8 *const *keys,
 	return c;
 }
 
+/* An offset's modelled cost must be under this share of offset 0's for
+ * the keys to move there */
+#define TG_OFFSET_GAIN 0.75
+
+/*
+ * Where in @count folded patterns (all of at least m->keyw + @maxoff
+ * bytes) their keys should lie, for sets small enough that each key may
+ * have a bucket to itself: the offset o from 0 to @maxoff whose keys
+ * pats[i][o, o + keyw) pass least of the text, by the sum over the
+ * patterns of prod_j f(pats[i][o + j]).  Text cut into patterns often
+ * begins them with common bytes ("unlock(", "the ") whose later bytes
+ * are rarer.  Offset 0 unless another is clearly better.
+ */
+static inline unsigned int tg_key_offset(const struct tg_model *m,
+					 const u8 *const *pats,
+					 unsigned int count,
+					 unsigned int maxoff)
+{
+	double first = 0, best = 0;
+	unsigned int at = 0;
+
+	for (unsigned int o = 0; o <= maxoff; o++) {
+		double sum = 0;
+
+		for (unsigned int i = 0; i < count; i++) {
+			double w = 1;
+
+			for (unsigned int j = 0; j < m->keyw; j++)
+				w *= m->f[pats[i][o + j]];
+			sum += w;
+		}
+		if (o == 0)
+			first = sum;
+		if (o == 0 || sum < best)
+			best = sum, at = o;
+	}
+	return best < first * TG_OFFSET_GAIN ? at : 0;
+}
+
 #endif
