@@ -311,12 +311,10 @@ static TD_INLINE bool td_try(const struct teddy *t, const u8 *s, size_t q,
 	return td_found(ctx, q, bits);
 }
 
-/* The scalar filter at start @p (its key bytes, koff + keyw from s[p],
- * readable). */
-static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
-				     size_t p, unsigned int keyw)
+/* The scalar filter on the key bytes at @k. */
+static inline unsigned int td_filter_keys(const struct teddy *t, const u8 *k,
+					  unsigned int keyw)
 {
-	const u8 *k = s + p + t->koff;
 	unsigned int m = t->tab[0][k[0]];
 
 	if (keyw > 1)
@@ -326,6 +324,14 @@ static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
 	if (keyw > 3)
 		m &= t->tab[3][k[3]];
 	return m;
+}
+
+/* The scalar filter at start @p (its key bytes, koff + keyw from s[p],
+ * readable). */
+static inline unsigned int td_filter(const struct teddy *t, const u8 *s,
+				     size_t p, unsigned int keyw)
+{
+	return td_filter_keys(t, s + p + t->koff, keyw);
 }
 
 /* Return @call(..., k) with k the constant t->keyw (1 to 4): each key
@@ -348,10 +354,11 @@ static TD_INLINE bool td_scan_scalar_k(const struct teddy *t, const u8 *s,
 				       size_t from, size_t last, uint64_t sbase,
 				       struct td_ctx *ctx, unsigned int keyw)
 {
+	const u8 *ks = s + t->koff; /* read once: the verify stores */
 	size_t p;
 
 	for (p = from; p <= last; p++) {
-		unsigned int m = td_filter(t, s, p, keyw);
+		unsigned int m = td_filter_keys(t, ks + p, keyw);
 
 		if (__builtin_expect(m != 0, 0) &&
 		    td_try(t, s, p, last, m, sbase, ctx))
@@ -380,6 +387,8 @@ static TD_INLINE bool td_walk_k(const struct teddy *t, const u8 *s, size_t base,
 				size_t last, uint64_t sbase, struct td_ctx *ctx,
 				const unsigned int keyw)
 {
+	const u8 *ks = s + t->koff; /* read once: the verify stores */
+
 	for (unsigned int i = 0; i < nmasks; i++, base += 64) {
 		uint64_t mask = masks[i];
 
@@ -389,7 +398,7 @@ static TD_INLINE bool td_walk_k(const struct teddy *t, const u8 *s, size_t base,
 
 			if (q > last)
 				return false;
-			bits = td_filter(t, s, q, keyw);
+			bits = td_filter_keys(t, ks + q, keyw);
 			if (td_try(t, s, q, last, bits, sbase, ctx))
 				return true;
 			mask &= mask - 1;
