@@ -9,6 +9,8 @@
 
 #include <textsearch_skb.h>
 
+#include <stdalign.h>
+
 #include "output.h"
 #include "pool.h"
 #include "tspkt.h"
@@ -29,7 +31,8 @@ struct classify {
 
 /* One classifying thread's state. */
 struct classifier {
-	const struct classify *cl;
+	/* a thread's own: in lines of their own (tspkt_line_alloc()) */
+	alignas(TSPKT_LINE) const struct classify *cl;
 	struct rule_hit *hits;	      /* NULL: out of memory, matches nothing */
 	struct rule_scratch *scratch; /* ruleset_match()'s, this thread's */
 	struct pkt_cache cache;

@@ -11,11 +11,35 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "decode.h"
 #include "rules.h"
 
 #define TSPKT_PROG "tspkt"
+
+/* A cache line: what the threads write is kept in lines of its own. */
+#define TSPKT_LINE 64
+
+/* @n zeroed bytes that one thread writes, in whole cache lines of their
+ * own: two threads' per-datagram counters in one line would make each
+ * write wait for the other core (with 100 rules, -j 2 did the work of
+ * -j 1 at half the speed on each thread).  NULL without memory; free(). */
+static inline void *tspkt_line_alloc(size_t n)
+{
+	size_t size = (n + TSPKT_LINE - 1) & ~(size_t)(TSPKT_LINE - 1);
+	void *p;
+
+	if (size < n)
+		return NULL;
+	if (!size)
+		size = TSPKT_LINE;
+	p = aligned_alloc(TSPKT_LINE, size);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
 
 struct rule_hit;
 
