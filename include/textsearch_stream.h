@@ -98,17 +98,21 @@ struct ts_stream_input {
 	int end;	 /* no byte will follow this input */
 };
 
+/* The alignment of a stream's state: a cache line, so that a vector kept
+ * there from one write to the next need never straddle two. */
+#define TS_STREAM_ALIGN 64
+
 /*
  * How an algorithm streams (struct ts_ops.stream); every member optional.
  *
  * An algorithm with @next is its own engine: the library allocates
- * @state_size(conf) bytes per stream (aligned to TS_STREAM_ALIGN; a size of 0
- * declines this config, which then streams through find), calls @reset
- * on them at open and reset, and calls @next for the current input until it
- * returns 0.  @next returns 1 with the next decided match in *@m, 0 once
- * every match this input decides has been returned (it must then keep what
- * it needs of the input, since the input may be gone), or a negative errno.
- * @next never allocates.
+ * @state_size(conf) bytes per stream (aligned to TS_STREAM_ALIGN; a size
+ * of 0 declines this config, which then streams through find), calls
+ * @reset on them at open and reset, and calls @next for the current input
+ * until it returns 0.  @next returns 1 with the next decided match in
+ * *@m, 0 once every match this input decides has been returned (it must
+ * then keep what it needs of the input, since the input may be gone), or
+ * a negative errno.  @next never allocates.
  *
  * Without @next, the library streams through the algorithm's find(): it
  * keeps the last bytes of the stream that may begin a match still to come
@@ -121,10 +125,6 @@ struct ts_stream_input {
  * such algorithms but yields a match up to that many bytes later than it
  * could.
  */
-/* The alignment of a stream's state: a cache line, so that a vector kept
- * there from one write to the next need never straddle two. */
-#define TS_STREAM_ALIGN 64
-
 struct ts_stream_ops {
 	size_t (*state_size)(struct ts_config *conf);
 	void (*reset)(struct ts_config *conf, void *state);
