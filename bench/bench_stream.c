@@ -153,49 +153,67 @@ struct ts_pass {
 	size_t wrap;
 };
 
-/* The bytes of the next write of @n, @at bytes into a pass's data: with
- * @wrap, round the first @wrap (a multiple of the write size) by a
- * compare, where a division per write would add to the cost measured. */
-static const u8 *pass_next(const u8 *data, size_t *at, size_t n, size_t wrap)
-{
-	const u8 *w = data + *at;
+/*
+ * A pass's writes: len / ws of ws bytes, then the rest.  The loops keep
+ * their few live values (stream, cursor, wrap point, writes left) in
+ * registers and add matches into p->t in memory, as matches are rare.  A
+ * loop whose position went round memory across the calls (as this one
+ * did: more live values than callee-saved registers) put a store and a
+ * reload before each write's length, and 16-byte writes measured 1.5-2 ns
+ * slower than the same writes from a loop without it; both sides' loops
+ * have this shape.
+ */
+struct pass_cursor {
+	const u8 *cur, *wrap_at;
+	size_t left;
+	unsigned int last;
+};
 
-	*at += n;
-	if (wrap && *at >= wrap)
-		*at = 0;
-	return w;
+static struct pass_cursor pass_cursor(const u8 *data, size_t len,
+				      unsigned int ws, size_t wrap)
+{
+	struct pass_cursor c = { data, wrap ? data + wrap : NULL, len / ws,
+				 (unsigned int)(len % ws) };
+
+	return c;
+}
+
+/* Add the matches a stream has decided to @t. */
+static void take_matches(struct ts_stream *s, struct tally *t)
+{
+	struct ts_match m;
+
+	while (textsearch_stream_next(s, &m) > 0) {
+		t->count++;
+		t->sum += m.end + ((uint64_t)m.id << 32);
+	}
 }
 
 static unsigned long ts_pass_fn(void *arg)
 {
 	struct ts_pass *p = arg;
 	struct ts_stream *s = p->s;
-	struct ts_match m;
-	unsigned long count = 0;
-	uint64_t sum = 0;
-	size_t off = 0, at = 0;
+	struct pass_cursor c = pass_cursor(p->data, p->len, p->ws, p->wrap);
 
+	p->t.count = 0;
+	p->t.sum = 0;
 	textsearch_stream_reset(s);
-	do {
-		size_t n = p->len - off < p->ws ? p->len - off : p->ws;
-
-		if (textsearch_stream_write(
-			    s, pass_next(p->data, &at, n, p->wrap), n))
+	for (; c.left; c.left--) {
+		if (textsearch_stream_write(s, c.cur, p->ws))
 			return ULONG_MAX;
-		while (textsearch_stream_next(s, &m) > 0) {
-			count++;
-			sum += m.end + ((uint64_t)m.id << 32);
-		}
-		off += n;
-	} while (off < p->len);
-	textsearch_stream_end(s);
-	while (textsearch_stream_next(s, &m) > 0) {
-		count++;
-		sum += m.end + ((uint64_t)m.id << 32);
+		take_matches(s, &p->t);
+		c.cur += p->ws;
+		if (c.cur == c.wrap_at)
+			c.cur = p->data;
 	}
-	p->t.count = count;
-	p->t.sum = sum;
-	return count;
+	if (c.last) {
+		if (textsearch_stream_write(s, c.cur, c.last))
+			return ULONG_MAX;
+		take_matches(s, &p->t);
+	}
+	textsearch_stream_end(s);
+	take_matches(s, &p->t);
+	return p->t.count;
 }
 
 /* ns per write of @ws bytes over @len bytes (0-byte writes: @len writes). */
@@ -255,7 +273,7 @@ static unsigned long hs_pass_fn(void *arg)
 {
 	struct hs_pass *p = arg;
 	hs_stream_t *s;
-	size_t off = 0, at = 0;
+	size_t off;
 
 	p->t.count = 0;
 	p->t.sum = 0;
@@ -266,16 +284,19 @@ static unsigned long hs_pass_fn(void *arg)
 			hs_scan_stream(s, (const char *)p->data, 0, 0,
 				       p->scratch, hs_on_match, &p->t);
 	} else {
-		do {
-			size_t n = p->len - off < p->ws ? p->len - off : p->ws;
+		struct pass_cursor c =
+			pass_cursor(p->data, p->len, p->ws, p->wrap);
 
-			hs_scan_stream(s,
-				       (const char *)pass_next(p->data, &at, n,
-							       p->wrap),
-				       (unsigned int)n, 0, p->scratch,
-				       hs_on_match, &p->t);
-			off += n;
-		} while (off < p->len);
+		for (; c.left; c.left--) {
+			hs_scan_stream(s, (const char *)c.cur, p->ws, 0,
+				       p->scratch, hs_on_match, &p->t);
+			c.cur += p->ws;
+			if (c.cur == c.wrap_at)
+				c.cur = p->data;
+		}
+		if (c.last)
+			hs_scan_stream(s, (const char *)c.cur, c.last, 0,
+				       p->scratch, hs_on_match, &p->t);
 	}
 	hs_close_stream(s, p->scratch, hs_on_match, &p->t);
 	return p->t.count;
