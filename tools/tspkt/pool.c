@@ -1,6 +1,6 @@
 /*
  * pool.c - slots for packets in flight, recycled through per-thread caches
- * and a shared free list (pool.h says why).
+ * and a shared free array (pool.h says why).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 struct pkt_slot {
 	struct sk_buff skb; /* first: a pooled skb is its slot */
 	struct pkt_info info;
-	struct pkt_slot *next;
 	struct pkt_lender *lender; /* whose bytes skb wraps, or NULL */
 	uint8_t data[POOL_SLOT_BYTES];
 };
@@ -23,8 +22,8 @@ struct slab {
 
 struct pkt_pool {
 	pthread_mutex_t lock;
-	struct pkt_slot *free; /* linked through ->next */
-	unsigned int nfree;
+	struct pkt_slot **free; /* [0, nfree) */
+	size_t nfree, room;	/* room: every slab's slots */
 	struct slab *slabs;
 };
 
@@ -49,42 +48,67 @@ void pkt_pool_free(struct pkt_pool *pool)
 		next = s->next;
 		free(s);
 	}
+	free(pool->free);
 	pthread_mutex_destroy(&pool->lock);
 	free(pool);
 }
 
-/* Fill an empty cache: a batch from the free list, or a new slab. */
+/* A new slab, with room in the free array for its slots to come back
+ * (under the lock); NULL when out of memory. */
+static struct slab *grow(struct pkt_pool *pool)
+{
+	struct slab *s = malloc(sizeof(*s));
+	struct pkt_slot **free_slots;
+
+	if (!s)
+		return NULL;
+	free_slots = realloc(pool->free,
+			     (pool->room + POOL_BATCH) * sizeof(*free_slots));
+	if (!free_slots) {
+		free(s);
+		return NULL;
+	}
+	pool->free = free_slots;
+	pool->room += POOL_BATCH;
+	s->next = pool->slabs;
+	pool->slabs = s;
+	return s;
+}
+
+/* Fill an empty cache: a batch from the free array, or a new slab. */
 static void refill(struct pkt_cache *c)
 {
 	struct pkt_pool *pool = c->pool;
-	struct slab *s = NULL;
-	unsigned int i;
+	unsigned int n, i;
 
 	pthread_mutex_lock(&pool->lock);
-	while (pool->free && c->n < POOL_BATCH) {
-		struct pkt_slot *slot = pool->free;
+	n = pool->nfree < POOL_BATCH ? (unsigned int)pool->nfree : POOL_BATCH;
+	if (n) {
+		pool->nfree -= n;
+		memcpy(c->slot, pool->free + pool->nfree,
+		       n * sizeof(c->slot[0]));
+	} else {
+		struct slab *s = grow(pool);
 
-		pool->free = slot->next;
-		pool->nfree--;
-		slot->next = c->list;
-		c->list = slot;
-		c->n++;
+		for (i = 0; s && i < POOL_BATCH; i++)
+			c->slot[n++] = &s->slots[i];
 	}
-	if (!c->n) {
-		s = malloc(sizeof(*s));
-		if (s) {
-			s->next = pool->slabs;
-			pool->slabs = s;
-		}
-	}
+	c->n = n;
 	pthread_mutex_unlock(&pool->lock);
-	if (!s)
-		return;
-	for (i = 0; i < POOL_BATCH; i++) {
-		s->slots[i].next = c->list;
-		c->list = &s->slots[i];
-		c->n++;
-	}
+}
+
+/* The lines of a slot that taking it and pkt_skb_wrap() write: the skb's
+ * first two (pointers, lengths, headers, cb, nr_frags), frag_list's and
+ * the pkt_info after it. */
+static void prefetch_slot(struct pkt_slot *slot)
+{
+	const char *info = (const char *)&slot->info;
+
+	__builtin_prefetch(&slot->skb, 1);
+	__builtin_prefetch((const char *)&slot->skb + 64, 1);
+	__builtin_prefetch(&slot->skb.shinfo.frag_list, 1);
+	__builtin_prefetch(info, 1);
+	__builtin_prefetch(info + sizeof(slot->info) - 1, 1);
 }
 
 struct sk_buff *pkt_pool_get(struct pkt_cache *c)
@@ -92,13 +116,15 @@ struct sk_buff *pkt_pool_get(struct pkt_cache *c)
 	struct pkt_slot *slot;
 	struct pkt_cb *cb;
 
-	if (!c->list)
+	if (!c->n)
 		refill(c);
-	slot = c->list;
-	if (!slot)
+	if (!c->n)
 		return NULL;
-	c->list = slot->next;
-	c->n--;
+	slot = c->slot[--c->n];
+	/* a slot released by another thread has its lines there: the one
+	 * two gets ahead is fetched while this one is filled */
+	if (c->n >= 2)
+		prefetch_slot(c->slot[c->n - 2]);
 	slot->lender = NULL;
 	slot->skb.head = slot->data;
 	slot->skb.end = slot->data + POOL_SLOT_BYTES;
@@ -131,26 +157,22 @@ void pkt_cache_settle(struct pkt_cache *c)
 	c->back_n = 0;
 }
 
-/* Give the pool back all but half a batch: one lock per batch. */
+/* Give the pool back all but @keep: one lock per batch. */
 static void give_back(struct pkt_cache *c, unsigned int keep)
 {
 	struct pkt_pool *pool = c->pool;
-	struct pkt_slot *first = c->list, *last = NULL;
-	unsigned int n = 0;
+	unsigned int n;
 
-	while (c->n > keep) {
-		last = c->list;
-		c->list = last->next;
-		c->n--;
-		n++;
-	}
-	if (!n)
+	if (c->n <= keep)
 		return;
+	n = c->n - keep;
 	pthread_mutex_lock(&pool->lock);
-	last->next = pool->free;
-	pool->free = first;
+	/* room for every slot of every slab: never full */
+	memcpy(pool->free + pool->nfree, c->slot + keep,
+	       n * sizeof(c->slot[0]));
 	pool->nfree += n;
 	pthread_mutex_unlock(&pool->lock);
+	c->n = keep;
 }
 
 void pkt_release(struct pkt_cache *c, struct sk_buff *skb)
@@ -173,9 +195,8 @@ void pkt_release(struct pkt_cache *c, struct sk_buff *skb)
 		c->back_n++;
 		slot->lender = NULL;
 	}
-	slot->next = c->list;
-	c->list = slot;
-	if (++c->n >= 2 * POOL_BATCH)
+	c->slot[c->n++] = slot;
+	if (c->n == 2 * POOL_BATCH)
 		give_back(c, POOL_BATCH);
 }
 

@@ -7,6 +7,12 @@
  * malloc, no free and no lock.  The pool grows by a slab when every slot is
  * in flight; how many can be in flight is bounded by the backlog, the
  * workers' batches and the caches, so it stops growing.
+ *
+ * Caches and pool hold arrays of slot pointers, not lists linked through
+ * the slots: a slot comes back from the thread that released it with its
+ * lines in that thread's cache, and a list would make taking slots a chain
+ * of misses, each on a line of the slot before.  With arrays, taking a
+ * batch touches no slot, and the slots about to be taken are fetched ahead.
  */
 #ifndef TSPKT_POOL_H
 #define TSPKT_POOL_H
@@ -53,7 +59,7 @@ static inline bool pkt_lender_busy(struct pkt_lender *l)
 /* One thread's slots at hand: zero it and set .pool before use. */
 struct pkt_cache {
 	struct pkt_pool *pool;
-	struct pkt_slot *list;
+	struct pkt_slot *slot[2 * POOL_BATCH]; /* [0, n) free, the last next */
 	unsigned int n;
 	/* datagrams released here and not yet counted back to their lender */
 	struct pkt_lender *back_to;
