@@ -284,7 +284,8 @@ $(BUILD)/tests/test_tsgrep_patterns: tools/common/patterns.c \
 # tests/pcap (libpcap's own dump functions).
 TSPKT_MODULES := tools/tspkt/decode.c tools/tspkt/defrag.c \
                  tools/tspkt/backlog.c tools/tspkt/flow.c \
-                 tools/tspkt/reasm.c tools/tspkt/pktclock.c
+                 tools/tspkt/reasm.c tools/tspkt/pktclock.c \
+                 tools/tspkt/pool.c
 TSPKT_TEST_SRC := $(TSPKT_MODULES) $(wildcard tests/pcap/*.c)
 TSPKT_TESTS   := $(filter $(BUILD)/tests/test_tspkt_%,$(TESTS))
 $(TSPKT_TESTS): TEST_EXTRA_CFLAGS = -Itools/tspkt -Itests/pcap $(PCAP_CFLAGS)
