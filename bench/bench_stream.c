@@ -154,14 +154,12 @@ struct ts_pass {
 };
 
 /*
- * A pass's writes: len / ws of ws bytes, then the rest.  The loops keep
- * their few live values (stream, cursor, wrap point, writes left) in
- * registers and add matches into p->t in memory, as matches are rare.  A
- * loop whose position went round memory across the calls (as this one
- * did: more live values than callee-saved registers) put a store and a
- * reload before each write's length, and 16-byte writes measured 1.5-2 ns
- * slower than the same writes from a loop without it; both sides' loops
- * have this shape.
+ * A pass's writes: len / ws of ws bytes, then the rest.  Both sides' loops
+ * keep their few live values (stream, cursor, wrap point, writes left) in
+ * registers and add matches into p->t in memory, as matches are rare: a
+ * loop with more live values than callee-saved registers kept its
+ * position in memory across the calls, a store and a reload before each
+ * write's length, and that cost a 16-byte write 1.5-2 ns of the figure.
  */
 struct pass_cursor {
 	const u8 *cur, *wrap_at;
