@@ -98,17 +98,18 @@ static void refill(struct pkt_cache *c)
 }
 
 /* The lines of a slot that taking it and pkt_skb_wrap() write: the skb's
- * first two (pointers, lengths, headers, cb, nr_frags), frag_list's and
- * the pkt_info after it. */
+ * first two (pointers, lengths, headers, cb, nr_frags), and all from
+ * frag_list through the pkt_info to the lender after it. */
 static void prefetch_slot(struct pkt_slot *slot)
 {
-	const char *info = (const char *)&slot->info;
+	const char *p = (const char *)&slot->skb.shinfo.frag_list;
+	const char *end = (const char *)(&slot->lender + 1);
 
 	__builtin_prefetch(&slot->skb, 1);
 	__builtin_prefetch((const char *)&slot->skb + 64, 1);
-	__builtin_prefetch(&slot->skb.shinfo.frag_list, 1);
-	__builtin_prefetch(info, 1);
-	__builtin_prefetch(info + sizeof(slot->info) - 1, 1);
+	for (; p < end; p += 64)
+		__builtin_prefetch(p, 1);
+	__builtin_prefetch(end - 1, 1);
 }
 
 struct sk_buff *pkt_pool_get(struct pkt_cache *c)
