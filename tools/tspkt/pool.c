@@ -12,12 +12,17 @@ struct pkt_slot {
 	struct sk_buff skb; /* first: a pooled skb is its slot */
 	struct pkt_info info;
 	struct pkt_lender *lender; /* whose bytes skb wraps, or NULL */
-	uint8_t data[POOL_SLOT_BYTES];
+	uint8_t *data;		   /* POOL_SLOT_BYTES in its slab */
 };
 
+/* The slots side by side and their bytes after them: a slot that wraps
+ * lent bytes never touches its own, so their pages are never faulted in,
+ * and the slots in flight share pages (a slot with its bytes took a page
+ * of its own, 45 page faults a slab). */
 struct slab {
 	struct slab *next;
 	struct pkt_slot slots[POOL_BATCH];
+	uint8_t data[POOL_BATCH][POOL_SLOT_BYTES];
 };
 
 struct pkt_pool {
@@ -90,20 +95,22 @@ static void refill(struct pkt_cache *c)
 	} else {
 		struct slab *s = grow(pool);
 
-		for (i = 0; s && i < POOL_BATCH; i++)
+		for (i = 0; s && i < POOL_BATCH; i++) {
+			s->slots[i].data = s->data[i];
 			c->slot[n++] = &s->slots[i];
+		}
 	}
 	c->n = n;
 	pthread_mutex_unlock(&pool->lock);
 }
 
-/* The lines of a slot that taking it and pkt_skb_wrap() write: the skb's
+/* The lines of a slot that taking it and pkt_skb_wrap() touch: the skb's
  * first two (pointers, lengths, headers, cb, nr_frags), and all from
- * frag_list through the pkt_info to the lender after it. */
+ * frag_list through the pkt_info to the slot's end. */
 static void prefetch_slot(struct pkt_slot *slot)
 {
 	const char *p = (const char *)&slot->skb.shinfo.frag_list;
-	const char *end = (const char *)(&slot->lender + 1);
+	const char *end = (const char *)(slot + 1);
 
 	__builtin_prefetch(&slot->skb, 1);
 	__builtin_prefetch((const char *)&slot->skb + 64, 1);
