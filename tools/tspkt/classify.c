@@ -33,10 +33,7 @@ void classifier_init(struct classifier *k, const struct classify *cl)
 	memset(k, 0, sizeof(*k));
 	k->cl = cl;
 	k->cache.pool = cl->pool;
-	k->hits = nrules > SIZE_MAX / sizeof(*k->hits) ?
-			  NULL :
-			  tspkt_line_alloc((nrules ? nrules : 1) *
-					   sizeof(*k->hits));
+	k->hits = tspkt_line_calloc(nrules ? nrules : 1, sizeof(*k->hits));
 	k->scratch = ruleset_scratch_new(&cl->opts->rules);
 	/* without memory, this thread still hands every datagram on (and
 	 * the output stage its sequence numbers), matching nothing */

@@ -31,7 +31,7 @@ struct classify {
 
 /* One classifying thread's state. */
 struct classifier {
-	/* a thread's own: in lines of their own (tspkt_line_alloc()) */
+	/* a thread's own: in lines of their own (tspkt_line_calloc()) */
 	alignas(TSPKT_LINE) const struct classify *cl;
 	struct rule_hit *hits;	      /* NULL: out of memory, matches nothing */
 	struct rule_scratch *scratch; /* ruleset_match()'s, this thread's */

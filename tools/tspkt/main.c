@@ -700,7 +700,7 @@ int main(int argc, char **argv)
 	 * classifying threads: it has nothing to wait for (capture.c) */
 	here = !o->iface && !o->drop_on_overrun;
 	nworkers = here ? o->workers - 1 : o->workers;
-	ks = tspkt_line_alloc((size_t)o->workers * sizeof(*ks));
+	ks = tspkt_line_calloc(o->workers, sizeof(*ks));
 	th = calloc(o->workers, sizeof(*th));
 	if (!b || !d || !pool || !ks || !th) {
 		fprintf(stderr, TSPKT_PROG ": out of memory\n");

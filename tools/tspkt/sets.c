@@ -238,15 +238,13 @@ void ruleset_free_sets(struct ruleset *rs)
 struct rule_scratch *ruleset_scratch_new(const struct ruleset *rs)
 {
 	size_t n = rs->n ? rs->n : 1, i;
-	struct rule_scratch *sc = tspkt_line_alloc(sizeof(*sc));
+	struct rule_scratch *sc = tspkt_line_calloc(1, sizeof(*sc));
 
 	if (!sc)
 		return NULL;
 	/* written for each datagram: in lines of this thread's own */
-	if (n <= SIZE_MAX / sizeof(*sc->pos)) {
-		sc->pos = tspkt_line_alloc(n * sizeof(*sc->pos));
-		sc->touched = tspkt_line_alloc(n * sizeof(*sc->touched));
-	}
+	sc->pos = tspkt_line_calloc(n, sizeof(*sc->pos));
+	sc->touched = tspkt_line_calloc(n, sizeof(*sc->touched));
 	if (!sc->pos || !sc->touched) {
 		ruleset_scratch_free(sc);
 		return NULL;

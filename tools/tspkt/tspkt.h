@@ -22,22 +22,27 @@
 /* A cache line: what the threads write is kept in lines of its own. */
 #define TSPKT_LINE 64
 
-/* @n zeroed bytes that one thread writes, in whole cache lines of their
- * own: two threads' per-datagram counters in one line would make each
- * write wait for the other core (with 100 rules, -j 2 did the work of
- * -j 1 at half the speed on each thread).  NULL without memory; free(). */
-static inline void *tspkt_line_alloc(size_t n)
+/* @count zeroed items of @size bytes that one thread writes, in whole
+ * cache lines of their own: two threads' per-datagram counters in one
+ * line would make each write wait for the other core (with 100 rules,
+ * -j 2 did the work of -j 1 at half the speed on each thread).  NULL
+ * without memory or when the bytes overflow; free(). */
+static inline void *tspkt_line_calloc(size_t count, size_t size)
 {
-	size_t size = (n + TSPKT_LINE - 1) & ~(size_t)(TSPKT_LINE - 1);
+	size_t n, lines;
 	void *p;
 
-	if (size < n)
+	if (size && count > SIZE_MAX / size)
 		return NULL;
-	if (!size)
-		size = TSPKT_LINE;
-	p = aligned_alloc(TSPKT_LINE, size);
+	n = count * size;
+	lines = (n + TSPKT_LINE - 1) & ~(size_t)(TSPKT_LINE - 1);
+	if (lines < n)
+		return NULL;
+	if (!lines)
+		lines = TSPKT_LINE;
+	p = aligned_alloc(TSPKT_LINE, lines);
 	if (p)
-		memset(p, 0, size);
+		memset(p, 0, lines);
 	return p;
 }
 
