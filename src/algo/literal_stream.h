@@ -33,6 +33,10 @@ struct lit_tab {
 void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 		  int flags) TS_HIDDEN;
 
+/* 0, 1, ..., 63: a vector's byte positions, for the permutes and the
+ * masks that both rarebyte engines build from them (x86 builds). */
+extern const u8 lit_iota[64] TS_HIDDEN;
+
 /* The table of a "rarebyte" config, or NULL when its pattern is longer
  * than LIT_MAX (rarebyte.c). */
 const struct lit_tab *rb_stream_table(struct ts_config *conf) TS_HIDDEN;

@@ -858,19 +858,12 @@ static inline bool rb_small_takes(unsigned int m, unsigned int n)
 	return m > 2 || n <= (m == 1 ? 64u : 256u);
 }
 
-static const u8 rb_iota[64] = { 0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10,
-				11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-				22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-				33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
-				44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
-				55, 56, 57, 58, 59, 60, 61, 62, 63 };
-
 RB_TARGET_VBMI static enum rb_small_end
 rb_small_vbmi(const struct rb *r, const struct ts_provider *pv,
 	      struct ts_state *state, struct rb_small *c, struct rb_work *work)
 {
 	const unsigned int m = r->len;
-	const __m512i iota = _mm512_loadu_si512((const void *)rb_iota);
+	const __m512i iota = _mm512_loadu_si512((const void *)lit_iota);
 	const __m512i x0 =
 		_mm512_add_epi8(iota, _mm512_set1_epi8((char)(64 - (m - 1))));
 	const __m512i x1 = _mm512_add_epi8(x0, _mm512_set1_epi8((char)r->i1));
