@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,24 +258,16 @@ static uint32_t rd32(const struct file_reader *fr, const uint8_t *p)
 }
 
 /* A chunk more, or NULL when out of memory. */
-/* A chunk is one huge page where the kernel grants it: read(2) into a
- * fresh chunk otherwise takes a page fault every 4 KiB, 320 a chunk,
- * which on a VM costs more than reading it. */
-#define READ_CHUNK_ALLOC ((size_t)2 << 20)
-_Static_assert(sizeof(struct read_chunk) + READ_CHUNK_BYTES <= READ_CHUNK_ALLOC,
-	       "a read chunk fits its huge page");
-
+/* A chunk is one huge page (pkt_huge_alloc()): read(2) into a fresh
+ * chunk of small pages takes 320 page faults, which on a VM cost more
+ * than reading it. */
 static struct read_chunk *new_chunk(struct file_reader *fr)
 {
-	void *p;
-	struct read_chunk *k;
+	struct read_chunk *k =
+		pkt_huge_alloc(sizeof(struct read_chunk) + READ_CHUNK_BYTES);
 
-	if (posix_memalign(&p, READ_CHUNK_ALLOC, READ_CHUNK_ALLOC))
+	if (!k)
 		return NULL;
-#ifdef MADV_HUGEPAGE
-	(void)madvise(p, READ_CHUNK_ALLOC, MADV_HUGEPAGE); /* only a hint */
-#endif
-	k = p;
 	atomic_init(&k->lender.returned, 0);
 	k->lender.lent = 0;
 	k->next = fr->chunks;

@@ -2,9 +2,11 @@
  * pool.c - slots for packets in flight, recycled through per-thread caches
  * and a shared free array (pool.h says why).
  */
+#define _DEFAULT_SOURCE /* madvise() */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pool.h"
 
@@ -20,17 +22,39 @@ struct pkt_slot {
  * and the slots in flight share pages (a slot with its bytes took a page
  * of its own, 45 page faults a slab). */
 struct slab {
-	struct slab *next;
 	struct pkt_slot slots[POOL_BATCH];
 	uint8_t data[POOL_BATCH][POOL_SLOT_BYTES];
 };
+
+/* Slabs are carved from arenas of one huge page each, after a line that
+ * links the arenas. */
+struct arena {
+	struct arena *next;
+};
+#define ARENA_HEAD 64u
+#define SLABS_PER_ARENA ((PKT_HUGE_PAGE - ARENA_HEAD) / sizeof(struct slab))
+_Static_assert(SLABS_PER_ARENA >= 1, "a slab fits an arena");
 
 struct pkt_pool {
 	pthread_mutex_t lock;
 	struct pkt_slot **free; /* [0, nfree) */
 	size_t nfree, room;	/* room: every slab's slots */
-	struct slab *slabs;
+	struct arena *arenas;	/* the newest first */
+	size_t carved;		/* slabs taken from the newest */
 };
+
+void *pkt_huge_alloc(size_t bytes)
+{
+	size_t size = (bytes + PKT_HUGE_PAGE - 1) & ~(PKT_HUGE_PAGE - 1);
+	void *p;
+
+	if (size < bytes || posix_memalign(&p, PKT_HUGE_PAGE, size))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, size, MADV_HUGEPAGE); /* only a hint */
+#endif
+	return p;
+}
 
 struct pkt_pool *pkt_pool_new(void)
 {
@@ -45,13 +69,13 @@ struct pkt_pool *pkt_pool_new(void)
 
 void pkt_pool_free(struct pkt_pool *pool)
 {
-	struct slab *s, *next;
+	struct arena *a, *next;
 
 	if (!pool)
 		return;
-	for (s = pool->slabs; s; s = next) {
-		next = s->next;
-		free(s);
+	for (a = pool->arenas; a; a = next) {
+		next = a->next;
+		free(a);
 	}
 	free(pool->free);
 	pthread_mutex_destroy(&pool->lock);
@@ -62,22 +86,25 @@ void pkt_pool_free(struct pkt_pool *pool)
  * (under the lock); NULL when out of memory. */
 static struct slab *grow(struct pkt_pool *pool)
 {
-	struct slab *s = malloc(sizeof(*s));
 	struct pkt_slot **free_slots;
 
-	if (!s)
-		return NULL;
+	if (!pool->arenas || pool->carved == SLABS_PER_ARENA) {
+		struct arena *a = pkt_huge_alloc(PKT_HUGE_PAGE);
+
+		if (!a)
+			return NULL;
+		a->next = pool->arenas;
+		pool->arenas = a;
+		pool->carved = 0;
+	}
 	free_slots = realloc(pool->free,
 			     (pool->room + POOL_BATCH) * sizeof(*free_slots));
-	if (!free_slots) {
-		free(s);
+	if (!free_slots)
 		return NULL;
-	}
 	pool->free = free_slots;
 	pool->room += POOL_BATCH;
-	s->next = pool->slabs;
-	pool->slabs = s;
-	return s;
+	return (struct slab *)((char *)pool->arenas + ARENA_HEAD) +
+	       pool->carved++;
 }
 
 /* Fill an empty cache: a batch from the free array, or a new slab. */
