@@ -4,9 +4,10 @@
  *
  * Each thread takes and returns slots through its own cache, which trades
  * slots with the shared pool a batch at a time, so a packet costs no
- * malloc, no free and no lock.  The pool grows by a slab when every slot is
- * in flight; how many can be in flight is bounded by the backlog, the
- * workers' batches and the caches, so it stops growing.
+ * malloc, no free and no lock.  The pool grows by a slab of 64 slots
+ * (carved from huge pages) when every slot is in flight; how many can be
+ * in flight is bounded by the backlog, the workers' batches and the
+ * caches, so it stops growing.
  *
  * Caches and pool hold arrays of slot pointers, not lists linked through
  * the slots: a slot comes back from the thread that released it with its
