@@ -257,10 +257,9 @@ static uint32_t rd32(const struct file_reader *fr, const uint8_t *p)
 	return fr->swapped ? swap32(v) : v;
 }
 
-/* A chunk more, or NULL when out of memory. */
-/* A chunk is one huge page (pkt_huge_alloc()): read(2) into a fresh
- * chunk of small pages takes 320 page faults, which on a VM cost more
- * than reading it. */
+/* A chunk more, or NULL when out of memory.  It is one huge page
+ * (pkt_huge_alloc()): read(2) into a fresh chunk of small pages takes
+ * 320 page faults, which on a VM cost more than reading it. */
 static struct read_chunk *new_chunk(struct file_reader *fr)
 {
 	struct read_chunk *k =
