@@ -658,13 +658,17 @@ static void schedule_trials(struct capture *c, bool was_here, bool hand)
  * awake.  Counted, it made each trial look dearer than classifying, so a
  * run that once started classifying here stayed there with the worker
  * idle (half the runs of the 100-rule bench, as slow as -j 1).
- * Handing over needs room, short of two batches per worker (eight
- * before a read), so this thread classifies itself rather than wait for
- * a worker, and its results are never far ahead of theirs.
+ * Handing over needs room, short of CLASSIFY_AHEAD batches per worker,
+ * so this thread classifies itself rather than wait for a worker, and
+ * its results are never far ahead of theirs.  Less room starved the
+ * workers: with two batches each (eight when a read was near), the
+ * worker of -j 2 with 100 rules waited 28-103 ms of a 200 ms run, mostly
+ * while this thread was in read(2), which lasts longer than the batches
+ * it had left.
  */
 static void end_of_batch(struct capture *c)
 {
-	unsigned int depth, soft = c->helpers * 2 * c->batch_max;
+	unsigned int depth, soft = c->helpers * CLASSIFY_AHEAD * c->batch_max;
 	bool was_here = c->here, hand, preferred, try_other;
 	int64_t t;
 
@@ -695,11 +699,6 @@ static void end_of_batch(struct capture *c)
 		c->since_trial = 0;
 		hand = !hand;
 	}
-	/* the next read(2) is near (the chunk's last quarter): it keeps this
-	 * thread from handing over for 100-200 us at -j 2, longer than two
-	 * batches last a worker, so the workers get four times the room */
-	if (c->fr.on && !c->fr.eof && c->fr.have - c->fr.pos < READ_CHUNK / 4)
-		soft *= 4;
 	depth = backlog_depth(c->backlog);
 	if (depth >= soft || depth + c->batch_max > c->o->backlog)
 		hand = false;

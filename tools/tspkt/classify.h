@@ -22,6 +22,11 @@ struct rule_scratch;
  * the output stage at once. */
 #define CLASSIFY_BATCH 64u
 
+/* Batches a worker may have waiting in the backlog before a reader that
+ * classifies too does the next batch itself (capture.c); the output
+ * stage keeps results that far ahead of the oldest (output.c). */
+#define CLASSIFY_AHEAD 8u
+
 struct classify {
 	struct backlog *backlog;
 	const struct tspkt_opts *opts;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "classify.h"
 #include "defrag.h"
 #include "tspkt.h"
 
@@ -54,8 +55,11 @@ struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
 		goto nomem;
 	out->o = o;
 	/* room for every packet in flight and then some: a slow worker
-	 * holds up printing, never the others' work */
-	out->window = (size_t)o->workers * 64 + 256;
+	 * holds up printing, never the others' work (a reader that
+	 * classifies too runs up to CLASSIFY_AHEAD batches a worker ahead
+	 * of it) */
+	out->window =
+		(size_t)o->workers * CLASSIFY_AHEAD * CLASSIFY_BATCH + 256;
 	out->ring = calloc(out->window, sizeof(*out->ring));
 	out->ready = calloc(out->window, sizeof(*out->ready));
 	out->nclasses = nclasses;
