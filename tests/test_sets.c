@@ -318,34 +318,39 @@ static void differential_sets(void **unused)
 	assert_true(n < 5000 || compared >= 1000000);
 }
 
-/* ---- the prefilter of large sets ---- */
+/* ---- the prefilter and the skip table of large sets ---- */
 
-/*
- * ac puts a filter of hashed pattern prefixes in front of the automaton
- * for sets of 64 patterns or more whose shortest pattern has 2 bytes or
- * more (up to 8 bytes hashed), and skips the text where no pattern can
- * start.  Here: such sets from 2 to 4 letters of "abcdefgh", in text from
- * all 8 (so that the filter rejects much of it and the automaton restarts
- * often), duplicates and case flips, every block split, against the
- * reference.  A set with one 1-byte pattern among them (no filter) must
- * give the same matches too.
- */
-static void prefilter_differential(void **unused)
+/* How large_sets() draws its sets and text. */
+struct large_draw {
+	const char *what;
+	unsigned long seed;
+	const u8 *letters; /* the patterns' first pa of them */
+	unsigned int pa_min, pa_span;
+	unsigned int minlen_min, minlen_span, maxlen_span;
+	unsigned int count_span; /* 64 patterns and up to this many more */
+	unsigned int data_letters;
+};
+
+/* Random sets of 64 patterns or more as @d says, with duplicates and
+ * case flips (a 1-byte pattern among them now and then), in text with
+ * patterns planted, every block split, searched by "ac" with and
+ * without TS_OVERLAP against the reference. */
+static void large_sets(const struct large_draw *d)
 {
-	struct rng r = { test_seed("prefilter", 20261205) };
-	static const u8 letters[] = "abcdefgh";
+	struct rng r = { test_seed(d->what, d->seed) };
 	static u8 data[3000];
 	unsigned long compared = 0, cases = set_cases() / 20 + 10, i;
 
-	(void)unused;
 	for (i = 0; i < cases; i++) {
 		struct set s;
-		unsigned int pa = 2 + rng_below(&r, 3);
-		unsigned int minlen = 2 + rng_below(&r, 8), j, k, dlen, ov;
-		unsigned int maxlen = minlen + rng_below(&r, 12);
+		unsigned int pa = d->pa_min + rng_below(&r, d->pa_span);
+		unsigned int minlen =
+			d->minlen_min + rng_below(&r, d->minlen_span);
+		unsigned int maxlen = minlen + rng_below(&r, d->maxlen_span), j,
+			     k, dlen, ov;
 		bool one_byte = rng_below(&r, 8) == 0;
 
-		s.count = 64 + rng_below(&r, 1500);
+		s.count = 64 + rng_below(&r, d->count_span);
 		s.icase = rng_below(&r, 3) == 0;
 		s.pat = calloc(s.count, sizeof(*s.pat));
 		s.len = calloc(s.count, sizeof(*s.len));
@@ -365,7 +370,7 @@ static void prefilter_differential(void **unused)
 			for (k = 0; k < s.len[j]; k++) {
 				u8 b = dup && s.len[j] == s.len[from] ?
 					       s.pat[from][k] :
-					       letters[rng_below(&r, pa)];
+					       d->letters[rng_below(&r, pa)];
 
 				s.pat[j][k] = s.icase && rng_below(&r, 2) ?
 						      flip_case(b) :
@@ -374,7 +379,7 @@ static void prefilter_differential(void **unused)
 		}
 		dlen = rng_below(&r, sizeof(data));
 		for (j = 0; j < dlen; j++)
-			data[j] = letters[rng_below(&r, 8)];
+			data[j] = d->letters[rng_below(&r, d->data_letters)];
 		for (k = rng_below(&r, 40); k > 0; k--) {
 			unsigned int id = rng_below(&r, s.count), at;
 
@@ -400,8 +405,7 @@ static void prefilter_differential(void **unused)
 				s.count, GFP_KERNEL, flags);
 			assert_false(IS_ERR(conf));
 			want = reference(&s, data, dlen, ov, &nwant);
-			compared += compare_run("prefilter contiguous", conf,
-						&st,
+			compared += compare_run(d->what, conf, &st,
 						textsearch_find_continuous(
 							conf, &st, data, dlen),
 						want, nwant, &s, data, dlen);
@@ -410,7 +414,7 @@ static void prefilter_differential(void **unused)
 					blocks_random(data, dlen, &r, mode);
 
 				compared += compare_run(
-					"prefilter blocks", conf, &st,
+					d->what, conf, &st,
 					blocks_find(conf, &st, b), want, nwant,
 					&s, data, dlen);
 				assert_true(blocks_ok(b));
@@ -421,9 +425,58 @@ static void prefilter_differential(void **unused)
 		}
 		set_free(&s);
 	}
-	printf("# prefilter: %lu sets, %lu results compared\n", cases,
+	printf("# %s: %lu sets, %lu results compared\n", d->what, cases,
 	       compared);
 	assert_true(compared > cases * 6);
+}
+
+/*
+ * ac puts a filter of hashed pattern prefixes in front of the automaton
+ * for sets of 64 patterns or more whose shortest pattern has 2 bytes or
+ * more (up to 8 bytes hashed), and skips the text where no pattern can
+ * start.  Here: such sets from 2 to 4 letters of "abcdefgh", in text from
+ * all 8 (so that the filter rejects much of it and the automaton restarts
+ * often).  A set with one 1-byte pattern among them (no filter) must
+ * give the same matches too.
+ */
+static void prefilter_differential(void **unused)
+{
+	static const struct large_draw d = {
+		"prefilter", 20261205, (const u8 *)"abcdefgh", 2, 3, 2, 8, 12,
+		1500,	     8,
+	};
+
+	(void)unused;
+	large_sets(&d);
+}
+
+/*
+ * Where the shortest pattern has 10 bytes or more, ac also leaps over
+ * the text by a table of trigrams (ac_shash()) where that pays, which is
+ * where the patterns' trigrams are a small part of all: sets of 64 to
+ * 563 patterns from 20 to 26 letters, the shortest of 6 to 35 bytes (so
+ * that some sets go without the table) and the longest up to 64, in text
+ * from 20 of those letters, so that leaps are long, windows with a skip
+ * of 0 frequent enough to be probed, and searches that leap too little
+ * (going on without the table) not rare.
+ */
+static void skip_differential(void **unused)
+{
+	static const struct large_draw d = {
+		"skip table",
+		20261206,
+		(const u8 *)"abcdefghijklmnopqrstuvwxyz",
+		20,
+		7,
+		6,
+		30,
+		30,
+		500,
+		20,
+	};
+
+	(void)unused;
+	large_sets(&d);
 }
 
 /* ---- a big set ---- */
@@ -1128,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(skb_with_a_set),
 		cmocka_unit_test(differential_sets),
 		cmocka_unit_test(prefilter_differential),
+		cmocka_unit_test(skip_differential),
 		cmocka_unit_test(big_set),
 	};
 

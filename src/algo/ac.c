@@ -21,7 +21,9 @@
  *
  * Sets of 64 patterns or more also have a prefilter, a bitmap of hashed
  * pattern prefixes that skips the text where no pattern starts (see
- * ac_fhash()), and TS_OVERLAP resumes with a walk down the trie from the
+ * ac_fhash()); where the patterns are long, a table of how far the text
+ * may be skipped leaps over most positions without probing them (see
+ * ac_shash()); and TS_OVERLAP resumes with a walk down the trie from the
  * last match's start (ac_anchored()).
  *
  * A search carries only the state (a number) from block to block.  Which
@@ -80,6 +82,10 @@ struct ac {
 	uint32_t fk, fshift;
 	uint64_t fmask, fcase;
 	uint64_t *filter;
+	/* the skip table (ac_shash()), NULL for none: 1 << (32 -
+	 * sshift) entries, windows of wlen bytes */
+	u8 *skip;
+	uint32_t wlen, sshift, scase;
 	u8 *ddepth; /* the depth of each dense state, 255 for 255 and more */
 	unsigned int len0; /* pattern 0, for get_pattern */
 	u8 pattern0[];
@@ -203,6 +209,69 @@ static unsigned int ac_scan(const struct ac *a, const u8 *p, unsigned int j,
 	for (; j < lim && !ac_candidate(a, p + j); j++)
 		;
 	return j;
+}
+
+/*
+ * The skip table, for sets whose shortest pattern is long (W bytes, at
+ * least AC_SKIP_MIN_WINDOW): a pattern starting at position j covers the
+ * window [j, j + W), whose last three bytes, a trigram, lie at offset W -
+ * 3 - k of a pattern starting at j + k.  skip[h] is the least W - 3 - q
+ * over the trigrams at offsets q <= W - 3 of every pattern that hash to
+ * h, W - 2 for none: so a window whose last trigram hashes to h has no
+ * pattern starting in its first skip[h] positions, and they are passed
+ * over without a probe.  Where skip[h] is 0 the window's own start is
+ * probed (ac_candidate()), then the next.  The idea is Wu and Manber's
+ * for multiple patterns (1994).  With TS_IGNORECASE the trigram is
+ * hashed with bit 0x20 set in each byte, as the prefilter's bytes are.
+ */
+#define AC_SKIP_MAX_BITS 20u
+/* The least average leap worth its steps (see ac_scan_skip()); a table
+ * whose average skip is below it is dropped, and so are windows too
+ * short to give it. */
+#define AC_SKIP_LEAP 8u
+#define AC_SKIP_MIN_WINDOW (AC_SKIP_LEAP + 2)
+
+static inline uint32_t ac_shash(const struct ac *a, const u8 *p)
+{
+	uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		     (uint32_t)p[2] << 16 | a->scase;
+
+	return (v * 0x9e3779b1u) >> a->sshift;
+}
+
+/* ac_scan() with the skip table, over windows that lie in the block's @n
+ * bytes; the last few positions one by one.  Each step's load says where
+ * the next one reads, so steps do not overlap as ac_scan()'s probes do,
+ * and leaps shorter than AC_SKIP_LEAP on average cost more than they
+ * save (1,000 identifiers in Python source: 80 ms probing every
+ * position, 118 leaping); then *@leaping is cleared and the rest of the
+ * search probes every position. */
+#define AC_SKIP_JUDGE 16u /* steps between two looks at the average */
+
+static unsigned int ac_scan_skip(const struct ac *a, const u8 *p,
+				 unsigned int j, unsigned int lim,
+				 unsigned int n, bool *leaping)
+{
+	const u8 *skip = a->skip;
+	const unsigned int w = a->wlen, from = j;
+	unsigned int steps = 0;
+
+	while (j < lim && j + w <= n) {
+		unsigned int k = skip[ac_shash(a, p + j + w - 3)];
+
+		if (k)
+			j += k;
+		else if (ac_candidate(a, p + j))
+			return j;
+		else
+			j++;
+		if (++steps % AC_SKIP_JUDGE == 0 &&
+		    j - from < steps * AC_SKIP_LEAP) {
+			*leaping = false;
+			break;
+		}
+	}
+	return ac_scan(a, p, j < lim ? j : lim, lim);
 }
 
 static inline uint32_t ac_depth(const struct ac *a, uint32_t s)
@@ -329,6 +398,7 @@ static unsigned int ac_find(struct ts_config *conf, struct ts_state *state)
 	const uint32_t shift = a->shift;
 	const u8 *cls = a->cls;
 	bool overlap = conf->flags & TS_OVERLAP, have = false;
+	bool leaping = a->skip; /* see ac_scan_skip() */
 	struct ts_set_best best = { 0 };
 	unsigned int consumed = state->offset, prev_end = 0, prev_id = 0;
 	unsigned int n, i, from = 0;
@@ -415,7 +485,9 @@ filtered:
 			if (d >= fk || d > i)
 				continue;
 			if (nc < i - d)
-				nc = ac_scan(a, block, i - d, lim);
+				nc = leaping ? ac_scan_skip(a, block, i - d,
+							    lim, n, &leaping) :
+					       ac_scan(a, block, i - d, lim);
 			if (nc < i || nc >= n)
 				continue;
 			/* nothing from the state's start to the next
@@ -797,8 +869,54 @@ static int ac_filter_build(struct ac *a, const void *const *patterns,
 	return 0;
 }
 
+/* The skip table (see ac_shash()), for a set with the prefilter, whose
+ * shortest pattern is at least AC_SKIP_MIN_WINDOW bytes; none where it
+ * would skip too little.  0 or -ENOMEM. */
+static int ac_skip_build(struct ac *a, const void *const *patterns,
+			 const unsigned int *lens, bool ignorecase)
+{
+	uint32_t i, q, minlen = UINT32_MAX, bits = 12, w;
+	uint64_t sum = 0;
+	size_t size;
+
+	for (i = 0; i < a->count; i++)
+		if (lens[i] < minlen)
+			minlen = lens[i];
+	if (minlen < AC_SKIP_MIN_WINDOW)
+		return 0;
+	w = minlen < 255 ? minlen : 255; /* skips fit a byte */
+	/* four entries a trigram, from 4 KiB up to 1 MiB */
+	while (bits < AC_SKIP_MAX_BITS &&
+	       ((uint64_t)1 << bits) < (uint64_t)a->count * (w - 2) * 4)
+		bits++;
+	size = (size_t)1 << bits;
+	a->skip = ac_alloc(size);
+	if (!a->skip)
+		return -ENOMEM;
+	a->wlen = w;
+	a->sshift = 32 - bits;
+	a->scase = ignorecase ? 0x202020u : 0;
+	memset(a->skip, (int)(w - 2), size);
+	for (i = 0; i < a->count; i++)
+		for (q = 0; q + 3 <= w; q++) {
+			u8 *k = &a->skip[ac_shash(a,
+						  (const u8 *)patterns[i] + q)];
+
+			if (*k > w - 3 - q)
+				*k = (u8)(w - 3 - q);
+		}
+	for (i = 0; i < size; i++)
+		sum += a->skip[i];
+	if (sum < AC_SKIP_LEAP * (uint64_t)size) {
+		free(a->skip);
+		a->skip = NULL;
+	}
+	return 0;
+}
+
 static void ac_free(struct ac *a)
 {
+	free(a->skip);
 	free(a->filter);
 	free(a->ddepth);
 	free(a->dense);
@@ -856,6 +974,8 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	}
 	if (!err)
 		err = ac_filter_build(a, patterns, lens, flags & TS_IGNORECASE);
+	if (!err && a->filter)
+		err = ac_skip_build(a, patterns, lens, flags & TS_IGNORECASE);
 	if (err)
 		goto fail;
 	for (i = 0; i < count; i++)
