@@ -248,7 +248,7 @@ static inline uint32_t ac_shash(const struct ac *a, const u8 *p)
  * once, at j, j + m, j + 2m and j + 3m, as if each before were the
  * longest; the first that is not says where the search is.  Leaps
  * shorter than AC_SKIP_LEAP on average cost more than they save (1,000
- * identifiers of 8 to 20 bytes in Python source: 5-7 % slower than a
+ * identifiers of 8 to 20 bytes in Python source: 5-12 % slower than a
  * probe per position); then *@leaping is cleared and the rest of the
  * search probes every position.
  */
