@@ -339,8 +339,11 @@ static void large_sets(const struct large_draw *d)
 {
 	struct rng r = { test_seed(d->what, d->seed) };
 	static u8 data[3000];
+	char contiguous[64], blocks[64];
 	unsigned long compared = 0, cases = set_cases() / 20 + 10, i;
 
+	snprintf(contiguous, sizeof(contiguous), "%s contiguous", d->what);
+	snprintf(blocks, sizeof(blocks), "%s blocks", d->what);
 	for (i = 0; i < cases; i++) {
 		struct set s;
 		unsigned int pa = d->pa_min + rng_below(&r, d->pa_span);
@@ -405,7 +408,7 @@ static void large_sets(const struct large_draw *d)
 				s.count, GFP_KERNEL, flags);
 			assert_false(IS_ERR(conf));
 			want = reference(&s, data, dlen, ov, &nwant);
-			compared += compare_run(d->what, conf, &st,
+			compared += compare_run(contiguous, conf, &st,
 						textsearch_find_continuous(
 							conf, &st, data, dlen),
 						want, nwant, &s, data, dlen);
@@ -414,7 +417,7 @@ static void large_sets(const struct large_draw *d)
 					blocks_random(data, dlen, &r, mode);
 
 				compared += compare_run(
-					d->what, conf, &st,
+					blocks, conf, &st,
 					blocks_find(conf, &st, b), want, nwant,
 					&s, data, dlen);
 				assert_true(blocks_ok(b));
@@ -442,8 +445,16 @@ static void large_sets(const struct large_draw *d)
 static void prefilter_differential(void **unused)
 {
 	static const struct large_draw d = {
-		"prefilter", 20261205, (const u8 *)"abcdefgh", 2, 3, 2, 8, 12,
-		1500,	     8,
+		.what = "prefilter",
+		.seed = 20261205,
+		.letters = (const u8 *)"abcdefgh",
+		.pa_min = 2,
+		.pa_span = 3,
+		.minlen_min = 2,
+		.minlen_span = 8,
+		.maxlen_span = 12,
+		.count_span = 1500,
+		.data_letters = 8,
 	};
 
 	(void)unused;
@@ -463,16 +474,16 @@ static void prefilter_differential(void **unused)
 static void skip_differential(void **unused)
 {
 	static const struct large_draw d = {
-		"skip table",
-		20261206,
-		(const u8 *)"abcdefghijklmnopqrstuvwxyz",
-		20,
-		7,
-		6,
-		30,
-		30,
-		500,
-		20,
+		.what = "skip table",
+		.seed = 20261206,
+		.letters = (const u8 *)"abcdefghijklmnopqrstuvwxyz",
+		.pa_min = 20,
+		.pa_span = 7,
+		.minlen_min = 6,
+		.minlen_span = 30,
+		.maxlen_span = 30,
+		.count_span = 500,
+		.data_letters = 20,
 	};
 
 	(void)unused;

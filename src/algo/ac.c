@@ -851,16 +851,14 @@ static int ac_link(struct ac *a)
 }
 
 /* The prefilter's bitmap and the dense states' depths, for sets of at
- * least AC_FILTER_MIN_COUNT patterns of 2 bytes or more.  0 or -ENOMEM. */
+ * least AC_FILTER_MIN_COUNT patterns of 2 bytes or more (@minlen: the
+ * shortest's length).  0 or -ENOMEM. */
 static int ac_filter_build(struct ac *a, const void *const *patterns,
-			   const unsigned int *lens, bool ignorecase)
+			   uint32_t minlen, bool ignorecase)
 {
-	uint32_t i, minlen = UINT32_MAX, bits = 16;
+	uint32_t i, bits = 16;
 	u8 m[8] = { 0 }, c[8] = { 0 };
 
-	for (i = 0; i < a->count; i++)
-		if (lens[i] < minlen)
-			minlen = lens[i];
 	if (a->count < AC_FILTER_MIN_COUNT || minlen < 2)
 		return 0;
 	a->fk = minlen < 8 ? minlen : 8;
@@ -905,15 +903,12 @@ static int ac_filter_build(struct ac *a, const void *const *patterns,
  * shortest pattern is at least AC_SKIP_MIN_WINDOW bytes; none where it
  * would skip too little.  0 or -ENOMEM. */
 static int ac_skip_build(struct ac *a, const void *const *patterns,
-			 const unsigned int *lens, bool ignorecase)
+			 uint32_t minlen, bool ignorecase)
 {
-	uint32_t i, q, minlen = UINT32_MAX, bits = 12, w;
+	uint32_t i, q, bits = 12, w;
 	uint64_t sum = 0;
 	size_t size;
 
-	for (i = 0; i < a->count; i++)
-		if (lens[i] < minlen)
-			minlen = lens[i];
 	if (minlen < AC_SKIP_MIN_WINDOW)
 		return 0;
 	w = minlen < 255 ? minlen : 255; /* skips fit a byte */
@@ -968,7 +963,7 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	struct ac_build b = { 0 };
 	struct ac *a;
 	size_t payload, total;
-	uint32_t i;
+	uint32_t i, minlen = UINT32_MAX;
 	int err = -ENOMEM;
 
 	if (!ts_size_add(sizeof(*a), lens[0], &payload))
@@ -987,6 +982,9 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 	 * only the states made take memory, and nothing is copied */
 	for (i = 0, total = 1; i < count && total < AC_MAX_STATES; i++)
 		total += lens[i];
+	for (i = 0; i < count; i++)
+		if (lens[i] < minlen)
+			minlen = lens[i];
 	b.cap = total < AC_RESERVE_STATES ? (uint32_t)total : AC_RESERVE_STATES;
 	b.item = ac_alloc((size_t)count * sizeof(*b.item));
 	b.tmp = ac_alloc((size_t)count * sizeof(*b.tmp));
@@ -1007,9 +1005,10 @@ static struct ts_config *ac_init_set(const void *const *patterns,
 		err = ac_link(a);
 	}
 	if (!err)
-		err = ac_filter_build(a, patterns, lens, flags & TS_IGNORECASE);
+		err = ac_filter_build(a, patterns, minlen,
+				      flags & TS_IGNORECASE);
 	if (!err && a->filter)
-		err = ac_skip_build(a, patterns, lens, flags & TS_IGNORECASE);
+		err = ac_skip_build(a, patterns, minlen, flags & TS_IGNORECASE);
 	if (err)
 		goto fail;
 	for (i = 0; i < count; i++)
