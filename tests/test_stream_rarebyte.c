@@ -11,7 +11,8 @@
  *     past the write faults, masked or not;
  *   - each match is yielded by the next() calls right after the write
  *     that completed it;
- *   - offsets past 4 GiB, over a stream of 4.1 GiB of writes.
+ *   - offsets past 4 GiB, over a stream of 4.1 GiB of writes;
+ *   - both bulks of the scan (TEXTSEARCH_LITERAL_BULK), whatever the CPU.
  * Where the CPU lacks AVX-512 VBMI, the same checks run the generic
  * engine, which must give the same matches.
  */
@@ -126,6 +127,10 @@ static void test_differential(void **unused)
 				memcpy(data + at, pat, m);
 		}
 		nref = reference(pat, m, data, n, flags, ref);
+		/* both bulks of the engine's scan, whatever the CPU */
+		assert_int_equal(setenv("TEXTSEARCH_LITERAL_BULK",
+					it & 1 ? "permute" : "split", 1),
+				 0);
 		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
 					  flags);
 		assert_false(IS_ERR(conf));

@@ -91,6 +91,7 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #include "rarebyte_choose.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -211,6 +212,18 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	t->o0 = rb_fold_or(t->p0, t->icase);
 	t->o1 = rb_fold_or(t->p1, t->icase);
 	t->o2 = rb_fold_or(t->p2, t->icase);
+#if LIT_X86
+	{
+		/* lit_scan()'s bulk: by permutes on AMD's cores, where they
+		 * were measured faster; TEXTSEARCH_LITERAL_BULK ("permute" or
+		 * "split") chooses, for the tests to take both on any CPU */
+		const char *bulk = getenv("TEXTSEARCH_LITERAL_BULK");
+
+		__builtin_cpu_init();
+		t->permute = bulk ? !strcmp(bulk, "permute") :
+				    __builtin_cpu_is("amd");
+	}
+#endif
 }
 
 static void lit_reset(struct ts_config *conf, void *state)
@@ -309,11 +322,16 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
  * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()).
  *
- * The bulk loads each 64 bytes once, aligned: the filter bytes of the 64
- * starts of an aligned block are a byte permute of that block and the
- * next (i1, i2 < 64).  Loads that straddle cache lines, two per 64 starts,
- * cost a third of the throughput on data that comes from memory.  The
- * starts before the first aligned one and those too near the end for a
+ * The bulk, where byte permutes are cheap (t->permute), loads each 64
+ * bytes once, aligned: the filter bytes of the 64 starts of an aligned
+ * block are a byte permute of that block and the next (i1, i2 < 64).
+ * Loads that straddle cache lines, two per 64 starts, cost a third of the
+ * throughput on data that comes from memory there.  Elsewhere the permutes
+ * share one port with the compares, and halve the throughput in cache:
+ * the bulk loads the i1 bytes of 64 starts aligned and the i2 bytes
+ * unaligned (one straddling load per 64 starts; measured on Intel, faster
+ * than both the permutes and two unaligned loads, from memory too).  The
+ * starts before the first aligned block and those too near the end for a
  * whole next block take unaligned and masked loads.
  */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
@@ -332,7 +350,7 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 
 	if (p > last)
 		return LIT_NONE;
-	mis = (uintptr_t)(s + p) & 63;
+	mis = (uintptr_t)(s + p + (t->permute ? 0 : t->i1)) & 63;
 	if (mis && p + 128 + (64 - mis) <= n) {
 		/* the starts up to the first aligned one */
 		k = lit_filter(t, s, p,
@@ -343,7 +361,7 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			return r;
 		p += 64 - mis;
 	}
-	if (!((uintptr_t)(s + p) & 63) && p + 128 <= n) {
+	if (t->permute && !((uintptr_t)(s + p) & 63) && p + 128 <= n) {
 		const __m512i iota = _mm512_loadu_si512(lit_iota);
 		const __m512i x1 =
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
@@ -368,6 +386,26 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 					return r;
 			}
 			lo = hi;
+			p += 64;
+		} while (p + 128 <= n);
+	}
+	if (!t->permute && !((uintptr_t)(s + p + t->i1) & 63) && p + 128 <= n) {
+		do {
+			__m512i a = _mm512_load_si512(s + p + t->i1);
+			__m512i b = _mm512_loadu_si512(s + p + t->i2);
+
+			if (icase) {
+				a = _mm512_or_si512(a, o1);
+				b = _mm512_or_si512(b, o2);
+			}
+			k = _mm512_mask_cmpeq_epi8_mask(
+				_mm512_cmpeq_epi8_mask(a, c1), b, c2);
+			if (k) {
+				r = lit_check(l, pat, s, p, k, from, &spent,
+					      stop);
+				if (r != LIT_NONE)
+					return r;
+			}
 			p += 64;
 		} while (p + 128 <= n);
 	}
