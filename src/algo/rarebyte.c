@@ -555,6 +555,9 @@ rb_mask64(RB_MASK_ARGS(__m512i))
 	return m;
 }
 
+/* Blocks with at least this many starts align the i1 loads first. */
+#define RB_ALIGN_FROM 255u
+
 /*
  * 64 starts per vector, two vectors per step (one branch for 128 starts),
  * with plain loads while all the windows' filter bytes lie in the block
@@ -576,6 +579,18 @@ RB_TARGET_AVX512 static RB_INLINE size_t rb_scan_avx512(const struct rb *r,
 	size_t p = from;
 	RB_FILTER(__m512i, _mm512_set1_epi8);
 
+	if (p <= last && last - p >= RB_ALIGN_FROM) {
+		/* the starts before the first whose i1 byte begins a cache
+		 * line: past them one load of the two stays on one line */
+		size_t head = (64 - ((uintptr_t)(s1 + p) & 63)) & 63;
+
+		if (head) {
+			mask = rb_mask64(RB_MASK_PASS(p)) &
+			       (((unsigned long long)1 << head) - 1);
+			RB_WALK_MASK(rb_walk_avx512, mask, p, last);
+			p += head;
+		}
+	}
 	for (; p <= last && last - p >= 127; p += 128) {
 		mask = rb_mask64(RB_MASK_PASS(p));
 		mask2 = rb_mask64(RB_MASK_PASS(p + 64));
