@@ -297,25 +297,33 @@ const u8 lit_iota[64] = {
 	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
 
+/* The candidates among the starts under @in whose filter bytes are @a
+ * and @b (c1, c2 when ORed with o1, o2).  @icase a constant, for the ORs
+ * that fold. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_pair(__mmask64 in, __m512i a, __m512i b, __m512i c1, __m512i c2, __m512i o1,
+	 __m512i o2, bool icase)
+{
+	if (icase) {
+		a = _mm512_or_si512(a, o1);
+		b = _mm512_or_si512(b, o2);
+	}
+	return _mm512_mask_cmpeq_epi8_mask(
+		_mm512_mask_cmpeq_epi8_mask(in, a, c1), b, c2);
+}
+
 /* The filter over the 64 starts from s[p] (@in of them): its candidates.
- * @icase a constant, for the ORs that fold. */
+ * Under @in the bytes past it read as 0, which a filter byte may be. */
 static inline __attribute__((always_inline)) LIT_TARGET __mmask64
 lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 	   bool icase)
 {
-	__m512i a = _mm512_maskz_loadu_epi8(in, s + t->i1 + p);
-	__m512i b = _mm512_maskz_loadu_epi8(in, s + t->i2 + p);
-
-	if (icase) {
-		a = _mm512_or_si512(a, _mm512_set1_epi8((char)t->or1));
-		b = _mm512_or_si512(b, _mm512_set1_epi8((char)t->or2));
-	}
-	/* under @in: the bytes past it read as 0, which a filter byte may
-	 * be */
-	return _mm512_mask_cmpeq_epi8_mask(
-		_mm512_mask_cmpeq_epi8_mask(in, a,
-					    _mm512_set1_epi8((char)t->c1)),
-		b, _mm512_set1_epi8((char)t->c2));
+	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + t->i1 + p),
+			_mm512_maskz_loadu_epi8(in, s + t->i2 + p),
+			_mm512_set1_epi8((char)t->c1),
+			_mm512_set1_epi8((char)t->c2),
+			_mm512_set1_epi8((char)t->or1),
+			_mm512_set1_epi8((char)t->or2), icase);
 }
 
 /*
@@ -367,18 +375,14 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
 		const __m512i x2 =
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i2));
-		__m512i lo = _mm512_load_si512(s + p), hi, f1, f2;
+		__m512i lo = _mm512_load_si512(s + p), hi;
 
 		do {
 			hi = _mm512_load_si512(s + p + 64);
-			f1 = _mm512_permutex2var_epi8(lo, x1, hi);
-			f2 = _mm512_permutex2var_epi8(lo, x2, hi);
-			if (icase) {
-				f1 = _mm512_or_si512(f1, o1);
-				f2 = _mm512_or_si512(f2, o2);
-			}
-			k = _mm512_mask_cmpeq_epi8_mask(
-				_mm512_cmpeq_epi8_mask(f1, c1), f2, c2);
+			k = lit_pair(~0ull,
+				     _mm512_permutex2var_epi8(lo, x1, hi),
+				     _mm512_permutex2var_epi8(lo, x2, hi), c1,
+				     c2, o1, o2, icase);
 			if (k) {
 				r = lit_check(l, pat, s, p, k, from, &spent,
 					      stop);
@@ -391,15 +395,9 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 	}
 	if (!t->permute && !((uintptr_t)(s + p + t->i1) & 63) && p + 128 <= n) {
 		do {
-			__m512i a = _mm512_load_si512(s + p + t->i1);
-			__m512i b = _mm512_loadu_si512(s + p + t->i2);
-
-			if (icase) {
-				a = _mm512_or_si512(a, o1);
-				b = _mm512_or_si512(b, o2);
-			}
-			k = _mm512_mask_cmpeq_epi8_mask(
-				_mm512_cmpeq_epi8_mask(a, c1), b, c2);
+			k = lit_pair(~0ull, _mm512_load_si512(s + p + t->i1),
+				     _mm512_loadu_si512(s + p + t->i2), c1, c2,
+				     o1, o2, icase);
 			if (k) {
 				r = lit_check(l, pat, s, p, k, from, &spent,
 					      stop);
