@@ -379,6 +379,25 @@ rb_mask16(RB_MASK_ARGS(__m128i))
 	return (unsigned int)_mm_movemask_epi8(m);
 }
 
+/* Blocks with at least this many starts align the i1 loads first. */
+#define RB_ALIGN_FROM 255u
+
+/* On a block of RB_ALIGN_FROM starts or more, the starts before the first
+ * whose i1 byte is W-aligned: past them the i1 loads never straddle a
+ * cache line, and only the i2 loads may. */
+#define RB_ALIGN_HEAD(W, maskfn, walk)                                   \
+	do {                                                             \
+		size_t head_ = ((W) - ((uintptr_t)(s1 + p) & ((W)-1))) & \
+			       ((W)-1);                                  \
+                                                                         \
+		if (p <= last && last - p >= RB_ALIGN_FROM && head_) {   \
+			mask = maskfn(RB_MASK_PASS(p)) &                 \
+			       (((unsigned long long)1 << head_) - 1);   \
+			RB_WALK_MASK(walk, mask, p, last);               \
+			p += head_;                                      \
+		}                                                        \
+	} while (0)
+
 /*
  * The vector loop of SSE2 and AVX2.  Loads at p + i1 and p + i2 of W bytes
  * fit while p <= vlast = n - imax - W.  Two vectors are tested per step
@@ -386,7 +405,7 @@ rb_mask16(RB_MASK_ARGS(__m128i))
  * len - 1, vlast + W >= n - len + 1 = last + 1: one more vector, loaded at
  * vlast (overlapping starts already seen, which are shifted off), covers
  * every start up to last.  Blocks shorter than imax + W go to the scalar
- * scan.
+ * scan; long ones align the i1 loads first (RB_ALIGN_HEAD()).
  */
 #define RB_VECTOR_SCAN(W, vec, set1, maskfn, walk)                         \
 	do {                                                               \
@@ -398,6 +417,7 @@ rb_mask16(RB_MASK_ARGS(__m128i))
 		if (n - r->imax < (W))                                     \
 			return rb_scan_scalar(r, s, from, n, work);        \
 		vlast = n - r->imax - (W);                                 \
+		RB_ALIGN_HEAD(W, maskfn, walk);                            \
 		for (; p + (W) <= vlast; p += 2 * (W)) {                   \
 			mask = maskfn(RB_MASK_PASS(p)) |                   \
 			       maskfn(RB_MASK_PASS(p + (W))) << (W);       \
@@ -555,9 +575,6 @@ rb_mask64(RB_MASK_ARGS(__m512i))
 	return m;
 }
 
-/* Blocks with at least this many starts align the i1 loads first. */
-#define RB_ALIGN_FROM 255u
-
 /*
  * 64 starts per vector, two vectors per step (one branch for 128 starts),
  * with plain loads while all the windows' filter bytes lie in the block
@@ -579,18 +596,7 @@ RB_TARGET_AVX512 static RB_INLINE size_t rb_scan_avx512(const struct rb *r,
 	size_t p = from;
 	RB_FILTER(__m512i, _mm512_set1_epi8);
 
-	if (p <= last && last - p >= RB_ALIGN_FROM) {
-		/* the starts before the first whose i1 byte begins a cache
-		 * line: past them one load of the two stays on one line */
-		size_t head = (64 - ((uintptr_t)(s1 + p) & 63)) & 63;
-
-		if (head) {
-			mask = rb_mask64(RB_MASK_PASS(p)) &
-			       (((unsigned long long)1 << head) - 1);
-			RB_WALK_MASK(rb_walk_avx512, mask, p, last);
-			p += head;
-		}
-	}
+	RB_ALIGN_HEAD(64, rb_mask64, rb_walk_avx512);
 	for (; p <= last && last - p >= 127; p += 128) {
 		mask = rb_mask64(RB_MASK_PASS(p));
 		mask2 = rb_mask64(RB_MASK_PASS(p + 64));
