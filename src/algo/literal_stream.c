@@ -335,9 +335,9 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
  * bytes once, aligned: the filter bytes of the 64 starts of an aligned
  * block are a byte permute of that block and the next (i1, i2 < 64).
  * Loads that straddle cache lines, two per 64 starts, cost a third of the
- * throughput on data that comes from memory there.  Elsewhere the permutes
- * share one port with the compares, and halve the throughput in cache:
- * the bulk loads the i1 bytes of 64 starts aligned and the i2 bytes
+ * throughput on data that comes from memory there.  Elsewhere (Intel) the
+ * permutes halved the throughput in cache, as if they queued for the
+ * compares' port: the bulk loads the i1 bytes of 64 starts aligned and the i2 bytes
  * unaligned (one straddling load per 64 starts; measured on Intel, faster
  * than both the permutes and two unaligned loads, from memory too).  The
  * starts before the first aligned block and those too near the end for a
@@ -361,7 +361,7 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 		return LIT_NONE;
 	mis = (uintptr_t)(s + p + (t->permute ? 0 : t->i1)) & 63;
 	if (mis && p + 128 + (64 - mis) <= n) {
-		/* the starts up to the first aligned one */
+		/* the starts up to the first whose bulk loads are aligned */
 		k = lit_filter(t, s, p,
 			       _bzhi_u64(~0ull, (unsigned int)(64 - mis)),
 			       icase);
