@@ -337,9 +337,10 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
  * Loads that straddle cache lines, two per 64 starts, cost a third of the
  * throughput on data that comes from memory there.  Elsewhere (Intel) the
  * permutes halved the throughput in cache, as if they queued for the
- * compares' port: the bulk loads the i1 bytes of 64 starts aligned and the i2 bytes
- * unaligned (one straddling load per 64 starts; measured on Intel, faster
- * than both the permutes and two unaligned loads, from memory too).  The
+ * compares' port: the bulk loads the i1 bytes of 64 starts aligned and
+ * the i2 bytes unaligned (one straddling load per 64 starts; measured on
+ * Intel, faster than both the permutes and two unaligned loads, from
+ * memory too).  The
  * starts before the first aligned block and those too near the end for a
  * whole next block take unaligned and masked loads.
  */
