@@ -1490,6 +1490,161 @@ static void test_pcap_variants(void **state)
 	}
 }
 
+/*
+ * With -j 2 and more, the threads take turns at reading a classic pcap
+ * file: each reads the next megabyte into its own chunk, decodes up to
+ * 2,048 datagrams there and classifies them after its turn.  Whatever
+ * falls across turns reads as one reader reads it: a datagram whose
+ * fragments lie turns apart, a fragment timing out turns later, more tiny
+ * frames in one read than one turn takes, malformed frames (--verbose
+ * messages in order), a record libpcap must read (seconds past 2^31) and
+ * a truncated end.  Every -j prints exactly what -j 1 prints, on stdout
+ * and stderr, also through a BPF filter, with -n, and in the other byte
+ * order with nanosecond time stamps.
+ */
+static unsigned int put_tiny(struct capture *c, struct pg_frame *f,
+			     unsigned int i, unsigned int *matches,
+			     unsigned int *malformed)
+{
+	char payload[16];
+	const bool cut = i % 499 == 7, hit = i % 97 == 5 && !cut;
+
+	snprintf(payload, sizeof(payload), hit ? "needle%05u" : "tiny-%06u", i);
+	pg_build(f, i % 2 ? &pg_flow_udp4 : &pg_flow_tcp6, payload,
+		 (unsigned int)strlen(payload));
+	*matches += hit;
+	*malformed += cut;
+	/* cut inside its Ethernet header: malformed */
+	return cap_put(c, f, cut ? 10 : 0);
+}
+
+static void test_turns(void **state)
+{
+	static const unsigned int cut1[] = { 1480 };
+	static const char *const jobs[] = { "2", "3", "4" };
+	static const char *const names[] = { "turns.pcap", "turns-cut.pcap",
+					     "turns-swapped-nsec.pcap" };
+	struct pg_frame *f = frames_new(2);
+	struct capture c;
+	struct child_result ref, r;
+	char payload[1200], p[4200];
+	unsigned int i, matches = 0, malformed = 0, frames;
+	uint8_t *bytes;
+	size_t len, j, k;
+
+	(void)state;
+	cap_open(&c, "turns.pcap", 0);
+	for (i = 0; i < 6000; i++) /* 0.5 MB: 6,000 datagrams in a read */
+		put_tiny(&c, f, i, &matches, &malformed);
+	/* datagram A: its first fragment here, its last 3.7 MB on */
+	{
+		char big[3000];
+		unsigned int n;
+
+		memset(big, '.', sizeof(big));
+		memcpy(big + 1470, "needle", 6); /* across the cut */
+		n = pg_build_fragments(f, &pg_flow_udp4, big, sizeof(big), cut1,
+				       1, 4242);
+		assert_int_equal(n, 2);
+		cap_put(&c, &f[0], 0);
+		for (i = 0; i < 3000; i++) {
+			memset(payload, 'a' + (int)(i % 26), sizeof(payload));
+			if (i % 13 == 0) {
+				memcpy(payload + (i * 7) % 1100, "needle", 6);
+				matches++;
+			}
+			pg_build(&f[0], i % 2 ? &pg_flow_tcp4 : &pg_flow_udp6,
+				 payload, 1100 + i % 97);
+			cap_put(&c, &f[0], 0);
+		}
+		n = pg_build_fragments(f, &pg_flow_udp4, big, sizeof(big), cut1,
+				       1, 4242);
+		cap_put(&c, &f[1], 0);
+		matches++;
+		/* datagram B: a first fragment only, which times out 40 s
+		 * (40,000 frames, some 3 MB) later */
+		n = pg_build_fragments(f, &pg_flow_udp4, big, sizeof(big), cut1,
+				       1, 4343);
+		cap_put(&c, &f[0], 0);
+	}
+	for (i = 0; i < 40000; i++)
+		put_tiny(&c, f, i, &matches, &malformed);
+	cap_close(&c);
+	frames = c.n;
+
+	/* the same with a record libpcap reads (seconds past 2^31), three
+	 * frames after it, and the last record cut short */
+	path_of(p, sizeof(p), "turns.pcap");
+	bytes = (uint8_t *)slurp(p, &len);
+	{
+		struct pg_writer *w;
+		uint8_t *tail;
+		size_t tlen;
+
+		path_of(p, sizeof(p), "turns-tail.pcap");
+		w = pg_open(p, 0);
+		assert_non_null(w);
+		pg_build(f, &pg_flow_udp4, "needle past 2038", 16);
+		pg_write(w, f, (int64_t)0x80000001 * 1000000, 0);
+		for (i = 0; i < 3; i++)
+			pg_write(w, f, frame_us(frames + 2 + i), 0);
+		pg_close(w);
+		tail = (uint8_t *)slurp(p, &tlen);
+		bytes = realloc(bytes, len + tlen);
+		assert_non_null(bytes);
+		/* without the tail's file header; the last record cut */
+		memcpy(bytes + len, tail + 24, tlen - 24);
+		write_bytes(names[1], bytes, len + tlen - 24 - 10);
+		free(tail);
+	}
+	free(bytes);
+	rewrite_pcap(names[0], names[2], true, true);
+
+	for (k = 0; k < 3; k++) {
+		run_tspkt(&ref, "--verbose", "-j", "1", "-r", names[k],
+			  "needle", NULL);
+		expect_status(&ref, k == 1 ? 2 : 0);
+		if (k != 1) {
+			assert_int_equal(counter(&ref, "frames", "read"),
+					 frames);
+			assert_int_equal(counter(&ref, "classified", "matched"),
+					 matches);
+		}
+		assert_int_equal(counter(&ref, "frames", "malformed"),
+				 malformed);
+		assert_int_equal(counter(&ref, "fragments", "reassembled"), 1);
+		assert_int_equal(counter(&ref, "fragments", "timeouts"), 1);
+		if (k == 1)
+			assert_non_null(strstr(ref.err, "truncated capture"));
+		for (j = 0; j < sizeof(jobs) / sizeof(*jobs); j++) {
+			run_tspkt(&r, "--verbose", "-j", jobs[j], "-r",
+				  names[k], "needle", NULL);
+			assert_int_equal(r.status, ref.status);
+			assert_string_equal(r.out, ref.out);
+			assert_string_equal(r.err, ref.err);
+			child_result_free(&r);
+		}
+		child_result_free(&ref);
+	}
+	/* through a filter, and stopping at -n */
+	run_tspkt(&ref, "-j", "1", "-r", names[0], "needle", "udp", NULL);
+	expect_status(&ref, 0);
+	run_tspkt(&r, "-j", "3", "-r", names[0], "needle", "udp", NULL);
+	assert_string_equal(r.out, ref.out);
+	assert_string_equal(r.err, ref.err);
+	child_result_free(&r);
+	child_result_free(&ref);
+	run_tspkt(&ref, "-j", "1", "-n", "40", "-r", names[0], "needle", NULL);
+	expect_status(&ref, 0);
+	run_tspkt(&r, "-j", "2", "-n", "40", "-r", names[0], "needle", NULL);
+	expect_status(&r, 0);
+	assert_string_equal(r.out, ref.out);
+	assert_int_equal(counter(&r, "classified", "matched"), 40);
+	child_result_free(&r);
+	child_result_free(&ref);
+	free(f);
+}
+
 static void test_malformed(void **state)
 {
 	struct pg_frame *f = frames_new(1);
@@ -2358,6 +2513,7 @@ int main(void)
 		cmocka_unit_test(test_lent_frames),
 		cmocka_unit_test(test_batch_boundaries),
 		cmocka_unit_test(test_pcap_variants),
+		cmocka_unit_test(test_turns),
 		cmocka_unit_test(test_ngrep),
 		cmocka_unit_test(test_frame_numbers),
 		cmocka_unit_test(test_live),

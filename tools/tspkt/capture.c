@@ -17,6 +17,7 @@
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,6 +81,25 @@ struct file_reader {
 	unsigned int nchunks;
 };
 
+/*
+ * One of the -j threads that take turns at reading a file (capture_run_
+ * shared()): in its turn it reads the next bytes into its own chunk and
+ * decodes what lies there, as one reader would; after its turn it
+ * classifies those datagrams itself, where its read left their bytes (in
+ * its core's cache), while another thread has the next turn.
+ */
+struct read_turn {
+	struct capture *c;
+	struct classifier *k;
+	struct read_chunk *chunk; /* NULL until its first turn */
+	pthread_t thread;
+	unsigned int n; /* datagrams decoded in the turn: list[0, n) */
+	struct sk_buff *list[CLASSIFY_TURN];
+	/* the frames' own buffers, which wrap the chunk's bytes */
+	struct sk_buff skbs[CLASSIFY_TURN];
+	struct pkt_info infos[CLASSIFY_TURN];
+};
+
 struct capture {
 	const struct tspkt_opts *o;
 	pcap_t *p;
@@ -122,6 +142,14 @@ struct capture {
 	/* a frame classified where it lies */
 	struct sk_buff borrowed;
 	struct pkt_info borrowed_info;
+	/* threads taking turns at a file: whose turn it is (NULL: none, or
+	 * one reader), the lock a turn holds, and how reading ended */
+	struct read_turn *turn;
+	pthread_mutex_t turn_mu;
+	bool turns_over;
+	int turns_rc;
+	char *err;
+	size_t errlen;
 };
 
 /* Set by SIGINT/SIGTERM; the reading loop looks at it between packets
@@ -409,39 +437,49 @@ static void file_reader_fill(struct file_reader *fr)
 	fr->read_ns += now_ns() - t0;
 }
 
-/* The next record as libpcap would deliver it: 1, or 0 when libpcap must
- * take over at this record. */
+/* The next record in the bytes read, as libpcap would deliver it: 1; 0 when
+ * libpcap must take over at this record; -1 when it is not all read yet. */
+static int file_reader_record(struct file_reader *fr, struct pcap_pkthdr *h,
+			      const u_char **data)
+{
+	const uint8_t *r = fr->buf + fr->pos;
+	size_t left = fr->have - fr->pos;
+	uint32_t sec, frac, caplen;
+
+	if (left < PCAP_REC_HDR)
+		return -1;
+	sec = rd32(fr, r);
+	frac = rd32(fr, r + 4);
+	caplen = rd32(fr, r + 8);
+	/* records libpcap cuts, refuses or reads its own way (signed 32-bit
+	 * seconds) are left to it */
+	if (caplen > fr->snapshot || caplen > PCAP_MAX_CAPLEN ||
+	    sec > INT32_MAX || frac > INT32_MAX)
+		return 0;
+	if (left - PCAP_REC_HDR < caplen)
+		return -1;
+	h->ts.tv_sec = (time_t)sec;
+	h->ts.tv_usec = (suseconds_t)frac * (fr->nsec ? 1 : 1000);
+	h->caplen = caplen;
+	h->len = rd32(fr, r + 12);
+	*data = r + PCAP_REC_HDR;
+	fr->pos += PCAP_REC_HDR + caplen;
+	return 1;
+}
+
+/* The next record, reading on as needed: 1, or 0 when libpcap must take
+ * over at this record. */
 static int file_reader_next(struct file_reader *fr, struct pcap_pkthdr *h,
 			    const u_char **data)
 {
-	for (;;) {
-		const uint8_t *r = fr->buf + fr->pos;
-		size_t left = fr->have - fr->pos;
+	int rc;
 
-		if (left >= PCAP_REC_HDR) {
-			uint32_t sec = rd32(fr, r), frac = rd32(fr, r + 4);
-			uint32_t caplen = rd32(fr, r + 8);
-
-			/* records libpcap cuts, refuses or reads its own way
-			 * (signed 32-bit seconds) are left to it */
-			if (caplen > fr->snapshot || caplen > PCAP_MAX_CAPLEN ||
-			    sec > INT32_MAX || frac > INT32_MAX)
-				return 0;
-			if (left - PCAP_REC_HDR >= caplen) {
-				h->ts.tv_sec = (time_t)sec;
-				h->ts.tv_usec = (suseconds_t)frac *
-						(fr->nsec ? 1 : 1000);
-				h->caplen = caplen;
-				h->len = rd32(fr, r + 12);
-				*data = r + PCAP_REC_HDR;
-				fr->pos += PCAP_REC_HDR + caplen;
-				return 1;
-			}
-		}
+	while ((rc = file_reader_record(fr, h, data)) < 0) {
 		if (fr->eof)
 			return 0;
 		file_reader_fill(fr);
 	}
+	return rc;
 }
 
 struct capture *capture_open(const struct tspkt_opts *o, char *err,
@@ -727,14 +765,16 @@ datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
 	unsigned int len = l3off + meta->net_len;
 	struct sk_buff *skb;
 
-	if (!frag->is_fragment && c->here && len <= 65535u) {
-		skb = &c->borrowed;
+	if (!frag->is_fragment && (c->here || c->turn) && len <= 65535u) {
+		struct read_turn *t = c->turn;
+
+		skb = t ? &t->skbs[t->n] : &c->borrowed;
 		/* only read, never written: the cast is for the buffer type */
 		pkt_skb_wrap(skb, (uint8_t *)(uintptr_t)data, len, l3off,
 			     meta->family, ts_ns);
 		memset(skb->cb, 0, sizeof(skb->cb));
 		pkt_cb(skb)->owner = PKT_BORROWED;
-		pkt_cb(skb)->info = &c->borrowed_info;
+		pkt_cb(skb)->info = t ? &t->infos[t->n] : &c->borrowed_info;
 		return skb;
 	}
 	if (!frag->is_fragment && c->fr.on && len <= 65535u) {
@@ -875,10 +915,13 @@ static void receive_frame(struct capture *c, const struct pcap_pkthdr *h,
 				 &info->shits, &info->nshits, &cap);
 	}
 	c->st.handed++;
-	if (c->here) {
+	if (c->here || c->turn) {
 		info->seq = c->next_seq++;
 		c->direct++;
-		classify_one(c->inline_k, skb);
+		if (c->turn)
+			c->turn->list[c->turn->n++] = skb;
+		else
+			classify_one(c->inline_k, skb);
 	} else {
 		c->batch[c->nbatch++] = skb;
 		if (c->nbatch == c->batch_max)
@@ -968,13 +1011,12 @@ static int run_file(struct capture *c, char *err, size_t errlen)
 	return 0;
 }
 
-int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
-		struct output *out, struct pkt_pool *pool,
-		struct classifier *inline_k, unsigned int helpers, char *err,
-		size_t errlen)
+/* Where datagrams go, for capture_run() and capture_run_shared(). */
+static void attach(struct capture *c, struct defrag *d, struct backlog *b,
+		   struct output *out, struct pkt_pool *pool,
+		   struct classifier *inline_k, unsigned int helpers)
 {
 	unsigned int max = c->o->backlog;
-	int rc;
 
 	c->defrag = d;
 	c->backlog = b;
@@ -987,20 +1029,181 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	c->batch_max = max < CLASSIFY_BATCH ? max : CLASSIFY_BATCH;
 	c->batch_t0 = now_ns();
 	c->trial_every = TRIAL_FIRST;
+}
+
+/* What is left when reading ends: 0, 1 interrupted, -1 on @rc < 0. */
+static int detach(struct capture *c, int rc)
+{
+	flush_batch(c);
+	count_direct(c);
+	if (c->inline_k)
+		classifier_flush(c->inline_k);
+	pkt_cache_flush(&c->cache);
+	if (rc < 0)
+		return -1;
+	return interrupted ? 1 : 0;
+}
+
+int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
+		struct output *out, struct pkt_pool *pool,
+		struct classifier *inline_k, unsigned int helpers, char *err,
+		size_t errlen)
+{
+	int rc;
+
+	attach(c, d, b, out, pool, inline_k, helpers);
 	rc = c->live ? run_live(c, err, errlen) : run_file(c, err, errlen);
 	if (c->tcp) {
 		/* the flows left end with the capture (or at -n) */
 		tcpstream_end_all(c->tcp);
 		submit_records(c);
 	}
-	flush_batch(c);
+	return detach(c, rc);
+}
+
+/* ---- -j threads taking turns at a file ------------------------------------ */
+
+bool capture_can_share(const struct capture *c)
+{
+	return c->fr.on && !c->tcp;
+}
+
+/* Once libpcap reads the rest, the thread whose turn it is reads it all,
+ * classifying each datagram at once, as -j 1 does. */
+static void read_rest(struct capture *c, struct read_turn *t)
+{
+	c->here = true;
+	c->inline_k = t->k;
+	c->turns_rc = run_file(c, c->err, c->errlen);
 	count_direct(c);
-	if (inline_k)
-		classifier_flush(inline_k);
-	pkt_cache_flush(&c->cache);
-	if (rc < 0)
-		return -1;
-	return interrupted ? 1 : 0;
+	classifier_flush(t->k);
+	c->inline_k = NULL;
+	c->here = false;
+}
+
+/*
+ * A turn, under c->turn_mu: read the next bytes into @t's chunk and
+ * decode the records wholly read (up to CLASSIFY_TURN datagrams); a
+ * record read in part is read again in the next turn, from its start.
+ * False once reading is over.
+ */
+static bool take_turn(struct capture *c, struct read_turn *t)
+{
+	struct file_reader *fr = &c->fr;
+	struct pcap_pkthdr h;
+	const u_char *data;
+	ssize_t n;
+	int rc;
+
+	if (c->turns_over || interrupted || output_should_stop(c->out)) {
+		c->turns_over = true;
+		return false;
+	}
+	if (!fr->on || (!t->chunk && !(t->chunk = new_chunk(fr)))) {
+		/* libpcap reads the rest (also for want of memory) */
+		if (fr->on && file_reader_hand_over(c, c->err, c->errlen))
+			c->turns_rc = -1;
+		else
+			read_rest(c, t);
+		c->turns_over = true;
+		return false;
+	}
+	fr->at += (off_t)fr->pos;
+	fr->pos = 0;
+	fr->buf = t->chunk->buf;
+	do
+		n = pread(fr->fd, fr->buf, READ_CHUNK_BYTES, fr->at);
+	while (n < 0 && errno == EINTR);
+	fr->have = n > 0 ? (size_t)n : 0;
+	/* a short read of a regular file: its end, for now */
+	fr->eof = n < (ssize_t)READ_CHUNK_BYTES;
+	c->turn = t;
+	t->n = 0;
+	while (t->n < CLASSIFY_TURN && !interrupted &&
+	       !output_should_stop(c->out)) {
+		rc = file_reader_record(fr, &h, &data);
+		if (rc > 0) {
+			if (!c->have_prog ||
+			    pcap_offline_filter(&c->prog, &h, data))
+				receive(c, &h, data);
+			continue;
+		}
+		/* libpcap takes over at this record in the next turn, or
+		 * the next turn reads on from it */
+		if ((rc == 0 || fr->eof) &&
+		    file_reader_hand_over(c, c->err, c->errlen)) {
+			c->turns_rc = -1;
+			c->turns_over = true;
+		}
+		break;
+	}
+	c->turn = NULL;
+	count_direct(c);
+	return true;
+}
+
+static void take_turns(struct read_turn *t)
+{
+	struct capture *c = t->c;
+	unsigned int i;
+	bool more;
+
+	for (;;) {
+		pthread_mutex_lock(&c->turn_mu);
+		more = take_turn(c, t);
+		pthread_mutex_unlock(&c->turn_mu);
+		if (!more)
+			break;
+		for (i = 0; i < t->n; i++)
+			classify_one(t->k, t->list[i]);
+		classifier_flush(t->k);
+		pkt_cache_settle(&t->k->cache);
+	}
+}
+
+static void *turn_thread(void *arg)
+{
+	take_turns(arg);
+	return NULL;
+}
+
+int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
+		       struct output *out, struct pkt_pool *pool,
+		       struct classifier *ks, unsigned int n, char *err,
+		       size_t errlen)
+{
+	struct read_turn *turns = calloc(n, sizeof(*turns));
+	unsigned int i, started = 1;
+	sigset_t sigs, old;
+
+	if (!turns || pthread_mutex_init(&c->turn_mu, NULL)) {
+		free(turns);
+		return capture_run(c, d, b, out, pool, &ks[0], 0, err, errlen);
+	}
+	attach(c, d, b, out, pool, NULL, 0);
+	c->err = err;
+	c->errlen = errlen;
+	for (i = 0; i < n; i++) {
+		turns[i].c = c;
+		turns[i].k = &ks[i];
+	}
+	/* the chunk the file reader opened with is this thread's */
+	turns[0].chunk = c->fr.chunk;
+	/* SIGINT and SIGTERM interrupt this thread only, as with workers */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	while (started < n && !pthread_create(&turns[started].thread, NULL,
+					      turn_thread, &turns[started]))
+		started++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	take_turns(&turns[0]);
+	for (i = 1; i < started; i++)
+		pthread_join(turns[i].thread, NULL);
+	pthread_mutex_destroy(&c->turn_mu);
+	free(turns);
+	return detach(c, c->turns_rc);
 }
 
 /* ---- --write-flows: the second pass ------------------------------------- */

@@ -72,6 +72,21 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 		struct classifier *inline_k, unsigned int helpers, char *err,
 		size_t errlen);
 
+/* Whether -j threads can take turns at reading this capture (a classic
+ * pcap file, not following TCP streams): capture_run_shared(). */
+bool capture_can_share(const struct capture *c);
+
+/*
+ * capture_run() by @n threads (this one and @n - 1 it starts), each with
+ * its classifier of @ks: they take turns at reading the file, and each
+ * classifies what it read, where its read left the bytes; results,
+ * counters and messages are as one reader's.
+ */
+int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
+		       struct output *out, struct pkt_pool *pool,
+		       struct classifier *ks, unsigned int n, char *err,
+		       size_t errlen);
+
 void capture_get_stats(struct capture *c, struct capture_stats *st);
 void capture_close(struct capture *c);
 

@@ -27,6 +27,11 @@ struct rule_scratch;
  * stage keeps results that far ahead of the oldest (output.c). */
 #define CLASSIFY_AHEAD 8u
 
+/* Datagrams a thread decodes in its turn at a file that the -j threads
+ * take turns reading (capture.c), and classifies after it: the output
+ * stage keeps results a turn a thread ahead of the oldest (output.c). */
+#define CLASSIFY_TURN 2048u
+
 struct classify {
 	struct backlog *backlog;
 	const struct tspkt_opts *opts;

@@ -716,6 +716,16 @@ int main(int argc, char **argv)
 	ctx.opts = o;
 	ctx.out = out;
 	ctx.pool = pool;
+	if (here && o->workers > 1 && capture_can_share(cap)) {
+		/* every thread reads in turn and classifies what it read */
+		for (i = 0; i < o->workers; i++)
+			classifier_init(&ks[i], &ctx);
+		rc = capture_run_shared(cap, d, b, out, pool, ks, o->workers,
+					err, sizeof(err));
+		for (i = 0; i < o->workers; i++)
+			classifier_done(&ks[i]);
+		goto finish;
+	}
 	/* workers block SIGINT/SIGTERM, so the signal interrupts the read */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -744,6 +754,7 @@ int main(int argc, char **argv)
 	backlog_close(b);
 	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+finish:
 	status = output_finish(out) ? 2 : 0;
 	if (rc < 0) {
 		fprintf(stderr, TSPKT_PROG ": %s\n", err);

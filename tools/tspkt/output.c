@@ -57,9 +57,12 @@ struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
 	/* room for every packet in flight and then some: a slow worker
 	 * holds up printing, never the others' work (a reader that
 	 * classifies too runs up to CLASSIFY_AHEAD batches a worker ahead
-	 * of it) */
-	out->window =
-		(size_t)o->workers * CLASSIFY_AHEAD * CLASSIFY_BATCH + 256;
+	 * of it; threads taking turns at a file hold a turn each) */
+	out->window = (size_t)o->workers *
+			      (CLASSIFY_AHEAD * CLASSIFY_BATCH > CLASSIFY_TURN ?
+				       CLASSIFY_AHEAD * CLASSIFY_BATCH :
+				       CLASSIFY_TURN) +
+		      256;
 	out->ring = calloc(out->window, sizeof(*out->ring));
 	out->ready = calloc(out->window, sizeof(*out->ready));
 	out->nclasses = nclasses;
