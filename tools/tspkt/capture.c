@@ -82,18 +82,26 @@ struct file_reader {
 };
 
 /*
- * One of the -j threads that take turns at reading a file (capture_run_
- * shared()): in its turn it reads the next bytes into its own chunk and
- * decodes what lies there, as one reader would; after its turn it
- * classifies those datagrams itself, where its read left their bytes (in
- * its core's cache), while another thread has the next turn.
+ * One of the -j threads that share reading a file (capture_run_shared()).
+ * Each takes the next megabyte of the file, reads it into its own chunk,
+ * and once the thread before has found where its records end, finds where
+ * its own end (reading the rest of the last one); it then decodes them in
+ * its turn, in file order, as one reader would, and classifies them
+ * after its turn, where its read left their bytes (in its core's cache).
+ * Reads and classifying run side by side; finding the records and
+ * decoding them go one thread after another.
  */
 struct read_turn {
 	struct capture *c;
 	struct classifier *k;
-	struct read_chunk *chunk; /* NULL until its first turn */
+	struct read_chunk *chunk; /* NULL until its first read */
 	pthread_t thread;
-	unsigned int n; /* datagrams decoded in the turn: list[0, n) */
+	/* the chunk's bytes: its .at, .buf, .have, .pos and .eof are this
+	 * thread's, the rest the file reader's */
+	struct file_reader view;
+	off_t start, end; /* its records: [start, end) of the file */
+	bool last;	  /* libpcap reads on from end (or nothing is left) */
+	unsigned int n;	  /* datagrams decoded to classify: list[0, n) */
 	struct sk_buff *list[CLASSIFY_TURN];
 	/* the frames' own buffers, which wrap the chunk's bytes */
 	struct sk_buff skbs[CLASSIFY_TURN];
@@ -142,11 +150,16 @@ struct capture {
 	/* a frame classified where it lies */
 	struct sk_buff borrowed;
 	struct pkt_info borrowed_info;
-	/* threads taking turns at a file: whose turn it is (NULL: none, or
-	 * one reader), the lock a turn holds, and how reading ended */
+	/* threads sharing a file: the one decoding (NULL: none, or one
+	 * reader); megabytes taken, walked (the next one's records start at
+	 * walk_at, or walk_end: none are left to them) and decoded */
 	struct read_turn *turn;
 	pthread_mutex_t turn_mu;
-	bool turns_over;
+	pthread_cond_t turn_cv;
+	uint64_t taken, walked, decoded;
+	off_t walk_at;
+	bool walk_end;
+	bool turns_over; /* stop: the end, -n, -q or a signal */
 	int turns_rc;
 	char *err;
 	size_t errlen;
@@ -1069,9 +1082,15 @@ bool capture_can_share(const struct capture *c)
 }
 
 /* Once libpcap reads the rest, the thread whose turn it is reads it all,
- * classifying each datagram at once, as -j 1 does. */
-static void read_rest(struct capture *c, struct read_turn *t)
+ * from @at, classifying each datagram at once, as -j 1 does. */
+static void read_rest(struct capture *c, struct read_turn *t, off_t at)
 {
+	c->fr.at = at;
+	c->fr.pos = 0;
+	if (file_reader_hand_over(c, c->err, c->errlen)) {
+		c->turns_rc = -1;
+		return;
+	}
 	c->here = true;
 	c->inline_k = t->k;
 	c->turns_rc = run_file(c, c->err, c->errlen);
@@ -1081,84 +1100,191 @@ static void read_rest(struct capture *c, struct read_turn *t)
 	c->here = false;
 }
 
-/*
- * A turn, under c->turn_mu: read the next bytes into @t's chunk and
- * decode the records wholly read (up to CLASSIFY_TURN datagrams); a
- * record read in part is read again in the next turn, from its start.
- * False once reading is over.
- */
-static bool take_turn(struct capture *c, struct read_turn *t)
+/* The file offset of the @k-th megabyte. */
+static off_t megabyte_at(uint64_t k)
 {
-	struct file_reader *fr = &c->fr;
+	return PCAP_FILE_HDR + (off_t)k * READ_CHUNK;
+}
+
+/* Read @want more bytes to the chunk's end; false on a short read (the
+ * file's end, for now). */
+static bool read_on(struct file_reader *v, size_t want)
+{
+	ssize_t n;
+
+	do
+		n = pread(v->fd, v->buf + v->have, want,
+			  v->at + (off_t)v->have);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		v->have += (size_t)n;
+	if (n == (ssize_t)want)
+		return true;
+	v->eof = true;
+	return false;
+}
+
+/*
+ * Find the records that start in @t's megabyte, from @start (where the
+ * last one of the megabyte before ended): @t->end is where the first one
+ * past it starts, or @t->last where libpcap must read on (a record it
+ * reads its own way, one cut short, or nothing more).  The last record
+ * may run past the megabyte: the rest of it is read too.
+ */
+static void walk(struct read_turn *t, off_t start)
+{
+	struct file_reader *v = &t->view;
 	struct pcap_pkthdr h;
 	const u_char *data;
-	ssize_t n;
+	size_t want;
 	int rc;
 
-	if (c->turns_over || interrupted || output_should_stop(c->out)) {
-		c->turns_over = true;
-		return false;
-	}
-	if (!fr->on || (!t->chunk && !(t->chunk = new_chunk(fr)))) {
-		/* libpcap reads the rest (also for want of memory) */
-		if (fr->on && file_reader_hand_over(c, c->err, c->errlen))
-			c->turns_rc = -1;
-		else
-			read_rest(c, t);
-		c->turns_over = true;
-		return false;
-	}
-	fr->at += (off_t)fr->pos;
-	fr->pos = 0;
-	fr->buf = t->chunk->buf;
-	do
-		n = pread(fr->fd, fr->buf, READ_CHUNK_BYTES, fr->at);
-	while (n < 0 && errno == EINTR);
-	fr->have = n > 0 ? (size_t)n : 0;
-	/* a short read of a regular file: its end, for now */
-	fr->eof = n < (ssize_t)READ_CHUNK_BYTES;
-	c->turn = t;
-	t->n = 0;
-	while (t->n < CLASSIFY_TURN && !interrupted &&
-	       !output_should_stop(c->out)) {
-		rc = file_reader_record(fr, &h, &data);
-		if (rc > 0) {
-			if (!c->have_prog ||
-			    pcap_offline_filter(&c->prog, &h, data))
-				receive(c, &h, data);
+	t->start = start;
+	t->last = false;
+	v->pos = (size_t)(start - v->at);
+	while (v->pos < READ_CHUNK) {
+		if (v->pos > v->have) {
+			t->last = true; /* past the file's end */
+			break;
+		}
+		rc = file_reader_record(v, &h, &data);
+		if (rc > 0)
 			continue;
+		if (rc == 0 || v->eof) {
+			t->last = true;
+			break;
 		}
-		/* libpcap takes over at this record in the next turn, or
-		 * the next turn reads on from it */
-		if ((rc == 0 || fr->eof) &&
-		    file_reader_hand_over(c, c->err, c->errlen)) {
-			c->turns_rc = -1;
-			c->turns_over = true;
+		/* the header first, then the rest of the record */
+		want = v->have - v->pos < PCAP_REC_HDR ?
+			       v->pos + PCAP_REC_HDR - v->have :
+			       v->pos + PCAP_REC_HDR +
+				       rd32(v, v->buf + v->pos + 8) - v->have;
+		if (!read_on(v, want)) {
+			t->last = true;
+			break;
 		}
-		break;
+	}
+	t->end = v->at + (off_t)v->pos;
+}
+
+/* Classify what @t decoded, where its read left the bytes. */
+static void classify_turn(struct read_turn *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		classify_one(t->k, t->list[i]);
+	t->n = 0;
+	classifier_flush(t->k);
+	pkt_cache_settle(&t->k->cache);
+}
+
+/*
+ * @t's turn, all other threads' records before its own decoded: decode
+ * its records as the one reader does (with c->turn set, each datagram
+ * goes to @t's list), classifying them every CLASSIFY_TURN datagrams but
+ * the last ones; then libpcap reads the rest if it must.  True when
+ * reading is over.
+ */
+static bool decode_turn(struct capture *c, struct read_turn *t)
+{
+	bool over = false;
+
+	struct file_reader *v = &t->view;
+	struct pcap_pkthdr h;
+	const u_char *data;
+
+	v->pos = (size_t)(t->start - v->at);
+	c->turn = t;
+	while (v->at + (off_t)v->pos < t->end) {
+		if (interrupted || output_should_stop(c->out)) {
+			over = true;
+			break;
+		}
+		if (t->n == CLASSIFY_TURN) {
+			count_direct(c);
+			classify_turn(t);
+		}
+		/* walk() found it whole and usual */
+		file_reader_record(v, &h, &data);
+		if (!c->have_prog || pcap_offline_filter(&c->prog, &h, data))
+			receive(c, &h, data);
 	}
 	c->turn = NULL;
 	count_direct(c);
+	if (t->last && !over) {
+		read_rest(c, t, t->end);
+		over = true;
+	}
+	return over;
+}
+
+/* The next megabyte into @t's chunk; false without memory for one. */
+static bool read_megabyte(struct read_turn *t, uint64_t k)
+{
+	struct file_reader *v = &t->view;
+
+	if (!t->chunk) {
+		pthread_mutex_lock(&t->c->turn_mu);
+		t->chunk = new_chunk(&t->c->fr);
+		pthread_mutex_unlock(&t->c->turn_mu);
+		if (!t->chunk)
+			return false;
+	}
+	v->buf = t->chunk->buf;
+	v->at = megabyte_at(k);
+	v->have = 0;
+	v->eof = false;
+	read_on(v, READ_CHUNK);
 	return true;
 }
 
 static void take_turns(struct read_turn *t)
 {
 	struct capture *c = t->c;
-	unsigned int i;
-	bool more;
+	uint64_t k;
+	off_t start;
+	bool read, over;
 
-	for (;;) {
-		pthread_mutex_lock(&c->turn_mu);
-		more = take_turn(c, t);
+	pthread_mutex_lock(&c->turn_mu);
+	while (!c->turns_over && !c->walk_end) {
+		k = c->taken++;
 		pthread_mutex_unlock(&c->turn_mu);
-		if (!more)
+		read = read_megabyte(t, k);
+		pthread_mutex_lock(&c->turn_mu);
+		while (c->walked < k && !c->walk_end && !c->turns_over)
+			pthread_cond_wait(&c->turn_cv, &c->turn_mu);
+		if (c->walk_end || c->turns_over)
 			break;
-		for (i = 0; i < t->n; i++)
-			classify_one(t->k, t->list[i]);
-		classifier_flush(t->k);
-		pkt_cache_settle(&t->k->cache);
+		start = c->walk_at;
+		pthread_mutex_unlock(&c->turn_mu);
+		if (read) {
+			walk(t, start);
+		} else {
+			/* out of memory: libpcap reads on from here */
+			t->start = t->end = start;
+			t->last = true;
+		}
+		pthread_mutex_lock(&c->turn_mu);
+		c->walked = k + 1;
+		c->walk_at = t->end;
+		c->walk_end = t->last;
+		pthread_cond_broadcast(&c->turn_cv);
+		while (c->decoded < k && !c->turns_over)
+			pthread_cond_wait(&c->turn_cv, &c->turn_mu);
+		if (c->turns_over)
+			break;
+		pthread_mutex_unlock(&c->turn_mu);
+		over = decode_turn(c, t);
+		pthread_mutex_lock(&c->turn_mu);
+		c->turns_over |= over;
+		c->decoded = k + 1;
+		pthread_cond_broadcast(&c->turn_cv);
+		pthread_mutex_unlock(&c->turn_mu);
+		classify_turn(t);
+		pthread_mutex_lock(&c->turn_mu);
 	}
+	pthread_mutex_unlock(&c->turn_mu);
 }
 
 static void *turn_thread(void *arg)
@@ -1180,12 +1306,19 @@ int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
 		free(turns);
 		return capture_run(c, d, b, out, pool, &ks[0], 0, err, errlen);
 	}
+	if (pthread_cond_init(&c->turn_cv, NULL)) {
+		pthread_mutex_destroy(&c->turn_mu);
+		free(turns);
+		return capture_run(c, d, b, out, pool, &ks[0], 0, err, errlen);
+	}
 	attach(c, d, b, out, pool, NULL, 0);
 	c->err = err;
 	c->errlen = errlen;
+	c->walk_at = c->fr.at;
 	for (i = 0; i < n; i++) {
 		turns[i].c = c;
 		turns[i].k = &ks[i];
+		turns[i].view = c->fr;
 	}
 	/* the chunk the file reader opened with is this thread's */
 	turns[0].chunk = c->fr.chunk;
@@ -1201,6 +1334,7 @@ int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
 	take_turns(&turns[0]);
 	for (i = 1; i < started; i++)
 		pthread_join(turns[i].thread, NULL);
+	pthread_cond_destroy(&c->turn_cv);
 	pthread_mutex_destroy(&c->turn_mu);
 	free(turns);
 	return detach(c, c->turns_rc);
