@@ -14,6 +14,9 @@
  * unusual (a record longer than the snapshot length, a time stamp past
  * 2038, a truncated record, the end of the data) libpcap takes over at
  * that record, so such files read exactly as before, messages included.
+ *
+ * Without TCP streams to follow, -j threads share reading such a file
+ * (capture_run_shared(), struct read_turn), with no backlog between them.
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <errno.h>

@@ -2,7 +2,8 @@
  * classify.h - classifying datagrams: every rule on each, the report of
  * those that match handed to the output stage a batch at a time.  Worker
  * threads take batches from the backlog; with one worker reading a file,
- * the reader classifies each datagram itself (capture.c).
+ * the reader classifies each datagram itself, and threads sharing a file
+ * each classify what they read (capture.c).
  */
 #ifndef TSPKT_CLASSIFY_H
 #define TSPKT_CLASSIFY_H
