@@ -768,10 +768,12 @@ static void end_of_batch(struct capture *c)
 
 /*
  * The buffer for a datagram of @len bytes (@l3off of them link header):
- * the frame itself when it is classified here and now, or when it lies in
- * the file reader's chunk (a slot lent the chunk's bytes); a pool slot when
- * it fits one, else the heap (fragments, which the reassembly keeps, and
- * frames too big for a slot).
+ * the frame itself when it is classified here and now, by a thread sharing
+ * the file, or when it lies in the file reader's chunk (a slot lent the
+ * chunk's bytes), whatever its length (a frame past 64 KiB, as loopback
+ * and GRO captures hold, is not copied either); a pool slot when it fits
+ * one, else the heap (fragments, which the reassembly keeps, and frames
+ * too big for a slot).
  */
 static struct sk_buff *
 datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
@@ -781,7 +783,7 @@ datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
 	unsigned int len = l3off + meta->net_len;
 	struct sk_buff *skb;
 
-	if (!frag->is_fragment && (c->here || c->turn) && len <= 65535u) {
+	if (!frag->is_fragment && (c->here || c->turn)) {
 		struct read_turn *t = c->turn;
 
 		skb = t ? &t->skbs[t->n] : &c->borrowed;
@@ -793,7 +795,7 @@ datagram_buffer(struct capture *c, const struct pcap_pkthdr *h,
 		pkt_cb(skb)->info = t ? &t->infos[t->n] : &c->borrowed_info;
 		return skb;
 	}
-	if (!frag->is_fragment && c->fr.on && len <= 65535u) {
+	if (!frag->is_fragment && c->fr.on) {
 		/* the frame lies in the file reader's chunk: lent, not
 		 * copied (only read, never written) */
 		skb = pkt_pool_get_lent(&c->cache, &c->fr.chunk->lender);

@@ -10,6 +10,7 @@
 
 #include "classify.h"
 #include "backlog.h"
+#include "decode.h"
 #include "format.h"
 #include "output.h"
 #include "pool.h"
@@ -72,11 +73,10 @@ static struct sk_buff *keep_for_write(struct sk_buff *skb)
 
 	if (pkt_cb(skb)->owner == PKT_HEAP)
 		return skb;
-	copy = alloc_skb(len, GFP_KERNEL);
-	if (!copy || !skb_put_data(copy, skb->head, len)) {
-		kfree_skb(copy);
+	/* a wrapped frame past 64 KiB is copied in two parts, as read */
+	copy = pkt_copy_to_skb(skb->head, len);
+	if (!copy)
 		return NULL;
-	}
 	skb_pull(copy, (unsigned int)(skb->data - skb->head));
 	copy->mac_header = skb->mac_header;
 	copy->network_header = skb->network_header;

@@ -274,10 +274,7 @@ static const char *decode_ipv6(const uint8_t *ip, unsigned int avail,
 	return NULL;
 }
 
-/* Copy @len bytes at @src into a new buffer: linear as far as alloc_skb()
- * allows, the rest (only for a datagram near 64 KiB behind a link header)
- * in one heap fragment the buffer releases. */
-static struct sk_buff *copy_to_skb(const uint8_t *src, unsigned int len)
+struct sk_buff *pkt_copy_to_skb(const uint8_t *src, unsigned int len)
 {
 	unsigned int linear = len < SKB_MAX_HEAD ? len : SKB_MAX_HEAD;
 	struct sk_buff *skb = alloc_skb(linear ? linear : 1, GFP_KERNEL);
@@ -395,7 +392,7 @@ struct sk_buff *pkt_decode_frame(int linktype, const uint8_t *frame,
 	/* The link header stays, whatever the datagram's size, for -w to
 	 * write the frame again; the datagram's own length drops any link
 	 * padding. */
-	skb = copy_to_skb(frame, l3off + meta->net_len);
+	skb = pkt_copy_to_skb(frame, l3off + meta->net_len);
 	if (!skb) {
 		memset(meta, 0, sizeof(*meta));
 		memset(frag, 0, sizeof(*frag));

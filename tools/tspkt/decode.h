@@ -68,9 +68,14 @@ bool pkt_decode_headers(int linktype, const uint8_t *frame, unsigned int caplen,
 			struct pkt_meta *meta, struct ip_frag_info *frag,
 			unsigned int *l3off, const char **why);
 
+/* Copy @len bytes at @src into a new buffer: linear as far as alloc_skb()
+ * allows, the rest (only for a datagram near 64 KiB behind a link header)
+ * in one heap fragment the buffer releases.  NULL without memory. */
+struct sk_buff *pkt_copy_to_skb(const uint8_t *src, unsigned int len);
+
 /*
  * Make @skb (the caller's, not from alloc_skb(): never kfree_skb() it)
- * describe the @len bytes at @buf (@len <= 65535), a frame whose IP header
+ * describe the @len bytes at @buf (linear, however long), a frame whose IP header
  * (@family 4 or 6) is at @l3off, as pkt_decode_frame() makes a buffer:
  * linear, mac_header at @buf, data and network_header at the IP header.
  * The bytes are not copied; skb->cb is left alone.
