@@ -1572,8 +1572,9 @@ static void test_turns(void **state)
 	cap_close(&c);
 	frames = c.n;
 
-	/* the same with a record libpcap reads (seconds past 2^31), three
-	 * frames after it, and the last record cut short */
+	/* the same with a record libpcap reads (seconds past 2^31), 9,000
+	 * frames after it (more than the output stage holds ahead of the
+	 * oldest), and the last record cut short */
 	path_of(p, sizeof(p), "turns.pcap");
 	bytes = (uint8_t *)slurp(p, &len);
 	{
@@ -1586,7 +1587,7 @@ static void test_turns(void **state)
 		assert_non_null(w);
 		pg_build(f, &pg_flow_udp4, "needle past 2038", 16);
 		pg_write(w, f, (int64_t)0x80000001 * 1000000, 0);
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 9000; i++)
 			pg_write(w, f, frame_us(frames + 2 + i), 0);
 		pg_close(w);
 		tail = (uint8_t *)slurp(p, &tlen);

@@ -640,6 +640,77 @@ static void every_cut(void **unused)
 				cuts_in(family, (enum order)ord, wrap);
 }
 
+/*
+ * -j 2 and more share reading a file: each thread reads its own megabytes
+ * and classifies what it read, while the streams see every frame in file
+ * order.  On a capture of 3.5 MB (needles cut across segments in every
+ * order, bulk flows left open to the end, one needle across two of their
+ * segments now and then), every -j prints exactly what -j 1 prints, on
+ * stdout and stderr.
+ */
+static void shared_reading(void **unused)
+{
+	static char *const jobs[] = { "1", "2", "3", "4" };
+	char cap[4200];
+	struct capture c;
+	struct child_result ref, r;
+	uint8_t data[DLEN], big[1400];
+	unsigned int i, k, bulk_hits = 0;
+	size_t j;
+
+	(void)unused;
+	make_data(data);
+	snprintf(cap, sizeof(cap), "%s/shared.pcap", dir);
+	c = (struct capture){ .t_us = TS0_US };
+	c.w = pg_open(cap, 0);
+	assert_non_null(c.w);
+	for (i = 0; i < 60; i++) {
+		struct pg_flow bulk = i % 2 ? pg_flow_tcp4 : pg_flow_tcp6;
+		const bool hit = i % 7 == 0;
+
+		one_flow(&c, i % 2 ? 4 : 6, (uint16_t)(20000 + i),
+			 1000u * (i + 1), data, 1 + i % (NLEN - 1), 2 + i % 7,
+			 (enum order)(i % NORDERS));
+		bulk.sport = (uint16_t)(30000 + i);
+		bulk.dport = 80;
+		bulk.tcp_seq = 77;
+		bulk.tcp_flags = TH_SYN;
+		put(&c, &bulk, NULL, 0);
+		bulk.tcp_flags = TH_PSH | TH_ACK;
+		for (k = 0; k < 40; k++) {
+			memset(big, 'x', sizeof(big));
+			if (hit && k == 20)
+				memcpy(big + sizeof(big) - 5, needle, 5);
+			if (hit && k == 21)
+				memcpy(big, needle + 5, NLEN - 5);
+			bulk.tcp_seq = 78 + k * (uint32_t)sizeof(big);
+			put(&c, &bulk, big, sizeof(big));
+		}
+		bulk_hits += hit;
+	}
+	pg_close(c.w);
+	for (j = 0; j < sizeof(jobs) / sizeof(*jobs); j++) {
+		char *args[] = { "--json",	"-j",		jobs[j], "-r",
+				 "shared.pcap", (char *)needle, NULL };
+
+		run_tspkt(j ? &r : &ref, args);
+		if (!j) {
+			assert_int_equal(counter(ref.err,
+						 "streams:", "matches"),
+					 60 + bulk_hits);
+			assert_int_equal(counter(ref.err,
+						 "flows:", "end-of-capture"),
+					 60);
+			continue;
+		}
+		assert_int_equal(r.status, ref.status);
+		assert_string_equal(r.out, ref.out);
+		assert_string_equal(r.err, ref.err);
+		child_result_free(&r);
+	}
+	child_result_free(&ref);
+}
+
 /* --no-stream: today's per-packet search, which cannot see a string cut
  * between segments; a string inside one segment is still found. */
 static void no_stream_is_per_packet(void **unused)
@@ -1035,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(depth_and_memcap),
 		cmocka_unit_test(write_flows),
 		cmocka_unit_test(udp_flows),
+		cmocka_unit_test(shared_reading),
 	};
 	const char *build = getenv("BUILD");
 	int ret;

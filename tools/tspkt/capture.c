@@ -15,8 +15,8 @@
  * 2038, a truncated record, the end of the data) libpcap takes over at
  * that record, so such files read exactly as before, messages included.
  *
- * Without TCP streams to follow, -j threads share reading such a file
- * (capture_run_shared(), struct read_turn), with no backlog between them.
+ * -j threads share reading such a file (capture_run_shared(), struct
+ * read_turn), with no backlog between them.
  */
 #define _DEFAULT_SOURCE /* pcap.h uses the BSD u_char/u_int types */
 #include <errno.h>
@@ -829,6 +829,18 @@ static void advance_clock(struct capture *c, int64_t ts_ns)
 	pkt_clock_advance(c->clock, ts_ns);
 }
 
+/* Classify what @t decoded, where its read left the bytes. */
+static void classify_turn(struct read_turn *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		classify_one(t->k, t->list[i]);
+	t->n = 0;
+	classifier_flush(t->k);
+	pkt_cache_settle(&t->k->cache);
+}
+
 /* The TCP streams' records made while handling the last frame (or at
  * the end), printed right after it: the datagrams before them get their
  * sequence numbers first, and this thread's own results go out first, so
@@ -845,6 +857,12 @@ static void submit_records(struct capture *c)
 	flush_batch(c);
 	if (c->inline_k)
 		classifier_flush(c->inline_k);
+	/* a thread sharing the file classifies its datagrams first: the
+	 * output stage may make it wait for them */
+	if (c->turn) {
+		count_direct(c);
+		classify_turn(c->turn);
+	}
 	for (i = 0; i < n; i++)
 		v[i].seq = c->next_seq++;
 	output_submit_list(c->out, v, n);
@@ -1083,7 +1101,7 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 
 bool capture_can_share(const struct capture *c)
 {
-	return c->fr.on && !c->tcp;
+	return c->fr.on;
 }
 
 /* Once libpcap reads the rest, the thread whose turn it is reads it all,
@@ -1172,18 +1190,6 @@ static void walk(struct read_turn *t, off_t start)
 	t->end = v->at + (off_t)v->pos;
 }
 
-/* Classify what @t decoded, where its read left the bytes. */
-static void classify_turn(struct read_turn *t)
-{
-	unsigned int i;
-
-	for (i = 0; i < t->n; i++)
-		classify_one(t->k, t->list[i]);
-	t->n = 0;
-	classifier_flush(t->k);
-	pkt_cache_settle(&t->k->cache);
-}
-
 /*
  * @t's turn, all other threads' records before its own decoded: decode
  * its records as the one reader does (with c->turn set, each datagram
@@ -1218,6 +1224,9 @@ static bool decode_turn(struct capture *c, struct read_turn *t)
 	c->turn = NULL;
 	count_direct(c);
 	if (t->last && !over) {
+		/* what libpcap reads is classified at once: the output stage
+		 * may make it wait for what this thread decoded */
+		classify_turn(t);
 		read_rest(c, t, t->end);
 		over = true;
 	}
@@ -1342,6 +1351,11 @@ int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
 	pthread_cond_destroy(&c->turn_cv);
 	pthread_mutex_destroy(&c->turn_mu);
 	free(turns);
+	if (c->tcp) {
+		/* the flows left end with the capture (or at -n) */
+		tcpstream_end_all(c->tcp);
+		submit_records(c);
+	}
 	return detach(c, c->turns_rc);
 }
 

@@ -72,8 +72,8 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 		struct classifier *inline_k, unsigned int helpers, char *err,
 		size_t errlen);
 
-/* Whether -j threads can take turns at reading this capture (a classic
- * pcap file, not following TCP streams): capture_run_shared(). */
+/* Whether -j threads can share reading this capture (a classic pcap
+ * file): capture_run_shared(). */
 bool capture_can_share(const struct capture *c);
 
 /*
