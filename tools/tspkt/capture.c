@@ -79,6 +79,8 @@ struct file_reader {
 	size_t have;		   /* bytes in buf */
 	size_t pos;		   /* the next record's offset in buf */
 	off_t at;		   /* buf[0]'s offset in the file */
+	off_t size;	 /* threads sharing the file read no further than its
+		     * length then (libpcap reads what came since) */
 	int64_t read_ns; /* spent in read(2), for the costs in capture.c */
 	uint64_t fills;
 	unsigned int nchunks;
@@ -99,6 +101,7 @@ struct read_turn {
 	struct classifier *k;
 	struct read_chunk *chunk; /* NULL until its first read */
 	pthread_t thread;
+	pthread_cond_t cv; /* woken when its megabyte's turn may have come */
 	/* the chunk's bytes: its .at, .buf, .have, .pos and .eof are this
 	 * thread's, the rest the file reader's */
 	struct file_reader view;
@@ -158,7 +161,8 @@ struct capture {
 	 * walk_at, or walk_end: none are left to them) and decoded */
 	struct read_turn *turn;
 	pthread_mutex_t turn_mu;
-	pthread_cond_t turn_cv;
+	struct read_turn **holder; /* megabyte k's thread: holder[k % nturns] */
+	unsigned int nturns;
 	uint64_t taken, walked, decoded;
 	off_t walk_at;
 	bool walk_end;
@@ -1133,12 +1137,15 @@ static off_t megabyte_at(uint64_t k)
  * file's end, for now). */
 static bool read_on(struct file_reader *v, size_t want)
 {
-	ssize_t n;
+	off_t from = v->at + (off_t)v->have;
+	size_t ask = from >= v->size		  ? 0 :
+		     (off_t)want > v->size - from ? (size_t)(v->size - from) :
+						    want;
+	ssize_t n = 0;
 
-	do
-		n = pread(v->fd, v->buf + v->have, want,
-			  v->at + (off_t)v->have);
-	while (n < 0 && errno == EINTR);
+	while (ask && (n = pread(v->fd, v->buf + v->have, ask, from)) < 0 &&
+	       errno == EINTR)
+		;
 	if (n > 0)
 		v->have += (size_t)n;
 	if (n == (ssize_t)want)
@@ -1253,6 +1260,21 @@ static bool read_megabyte(struct read_turn *t, uint64_t k)
 	return true;
 }
 
+/* Under c->turn_mu: wake the thread of megabyte @k, whose walk or
+ * decoding may start now (only it: with many threads, waking all of them
+ * at every turn cost more than the turns). */
+static void wake_turn(struct capture *c, uint64_t k)
+{
+	pthread_cond_signal(&c->holder[k % c->nturns]->cv);
+}
+
+/* Under c->turn_mu: reading is over, or what is left goes to libpcap. */
+static void wake_all(struct capture *c)
+{
+	for (unsigned int i = 0; i < c->nturns; i++)
+		pthread_cond_signal(&c->holder[i]->cv);
+}
+
 static void take_turns(struct read_turn *t)
 {
 	struct capture *c = t->c;
@@ -1263,11 +1285,15 @@ static void take_turns(struct read_turn *t)
 	pthread_mutex_lock(&c->turn_mu);
 	while (!c->turns_over && !c->walk_end) {
 		k = c->taken++;
+		/* past the file's end: the thread before reads the rest */
+		if (k && megabyte_at(k) >= t->view.size)
+			break;
+		c->holder[k % c->nturns] = t;
 		pthread_mutex_unlock(&c->turn_mu);
 		read = read_megabyte(t, k);
 		pthread_mutex_lock(&c->turn_mu);
 		while (c->walked < k && !c->walk_end && !c->turns_over)
-			pthread_cond_wait(&c->turn_cv, &c->turn_mu);
+			pthread_cond_wait(&t->cv, &c->turn_mu);
 		if (c->walk_end || c->turns_over)
 			break;
 		start = c->walk_at;
@@ -1283,9 +1309,12 @@ static void take_turns(struct read_turn *t)
 		c->walked = k + 1;
 		c->walk_at = t->end;
 		c->walk_end = t->last;
-		pthread_cond_broadcast(&c->turn_cv);
+		if (t->last)
+			wake_all(c);
+		else
+			wake_turn(c, k + 1);
 		while (c->decoded < k && !c->turns_over)
-			pthread_cond_wait(&c->turn_cv, &c->turn_mu);
+			pthread_cond_wait(&t->cv, &c->turn_mu);
 		if (c->turns_over)
 			break;
 		pthread_mutex_unlock(&c->turn_mu);
@@ -1293,7 +1322,10 @@ static void take_turns(struct read_turn *t)
 		pthread_mutex_lock(&c->turn_mu);
 		c->turns_over |= over;
 		c->decoded = k + 1;
-		pthread_cond_broadcast(&c->turn_cv);
+		if (over)
+			wake_all(c);
+		else
+			wake_turn(c, k + 1);
 		pthread_mutex_unlock(&c->turn_mu);
 		classify_turn(t);
 		pthread_mutex_lock(&c->turn_mu);
@@ -1313,26 +1345,31 @@ int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
 		       size_t errlen)
 {
 	struct read_turn *turns = calloc(n, sizeof(*turns));
-	unsigned int i, started = 1;
+	unsigned int i, started = 1, ncv = 0;
 	sigset_t sigs, old;
+	struct stat st;
+	int rc;
 
-	if (!turns || pthread_mutex_init(&c->turn_mu, NULL)) {
-		free(turns);
-		return capture_run(c, d, b, out, pool, &ks[0], 0, err, errlen);
-	}
-	if (pthread_cond_init(&c->turn_cv, NULL)) {
-		pthread_mutex_destroy(&c->turn_mu);
-		free(turns);
-		return capture_run(c, d, b, out, pool, &ks[0], 0, err, errlen);
+	c->holder = calloc(n, sizeof(*c->holder));
+	while (turns && ncv < n && !pthread_cond_init(&turns[ncv].cv, NULL))
+		ncv++;
+	if (!turns || !c->holder || ncv < n || fstat(c->fr.fd, &st) ||
+	    pthread_mutex_init(&c->turn_mu, NULL)) {
+		/* one thread reads, as with -j 1 */
+		rc = capture_run(c, d, b, out, pool, &ks[0], 0, err, errlen);
+		goto out;
 	}
 	attach(c, d, b, out, pool, NULL, 0);
 	c->err = err;
 	c->errlen = errlen;
 	c->walk_at = c->fr.at;
+	c->nturns = n;
 	for (i = 0; i < n; i++) {
+		c->holder[i] = &turns[i];
 		turns[i].c = c;
 		turns[i].k = &ks[i];
 		turns[i].view = c->fr;
+		turns[i].view.size = st.st_size;
 	}
 	/* the chunk the file reader opened with is this thread's */
 	turns[0].chunk = c->fr.chunk;
@@ -1348,15 +1385,20 @@ int capture_run_shared(struct capture *c, struct defrag *d, struct backlog *b,
 	take_turns(&turns[0]);
 	for (i = 1; i < started; i++)
 		pthread_join(turns[i].thread, NULL);
-	pthread_cond_destroy(&c->turn_cv);
 	pthread_mutex_destroy(&c->turn_mu);
-	free(turns);
 	if (c->tcp) {
 		/* the flows left end with the capture (or at -n) */
 		tcpstream_end_all(c->tcp);
 		submit_records(c);
 	}
-	return detach(c, c->turns_rc);
+	rc = detach(c, c->turns_rc);
+out:
+	while (ncv)
+		pthread_cond_destroy(&turns[--ncv].cv);
+	free(turns);
+	free(c->holder);
+	c->holder = NULL;
+	return rc;
 }
 
 /* ---- --write-flows: the second pass ------------------------------------- */

@@ -717,12 +717,20 @@ int main(int argc, char **argv)
 	ctx.out = out;
 	ctx.pool = pool;
 	if (here && o->workers > 1 && capture_can_share(cap)) {
-		/* every thread reads in turn and classifies what it read */
-		for (i = 0; i < o->workers; i++)
+		/* every thread reads in turn and classifies what it read;
+		 * threads far past the processors mostly wait for their
+		 * turns (on 2 processors, 100 rules: -j 4 as fast as -j 2,
+		 * -j 8 1.3 times as slow, -j 64 4 times) */
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned long most = ncpu > 4 ? (unsigned long)ncpu : 4;
+		unsigned int n = o->workers < most ? o->workers :
+						     (unsigned int)most;
+
+		for (i = 0; i < n; i++)
 			classifier_init(&ks[i], &ctx);
-		rc = capture_run_shared(cap, d, b, out, pool, ks, o->workers,
-					err, sizeof(err));
-		for (i = 0; i < o->workers; i++)
+		rc = capture_run_shared(cap, d, b, out, pool, ks, n, err,
+					sizeof(err));
+		for (i = 0; i < n; i++)
 			classifier_done(&ks[i]);
 		goto finish;
 	}
