@@ -459,8 +459,9 @@ static void file_reader_fill(struct file_reader *fr)
 
 /* The next record in the bytes read, as libpcap would deliver it: 1; 0 when
  * libpcap must take over at this record; -1 when it is not all read yet. */
-static int file_reader_record(struct file_reader *fr, struct pcap_pkthdr *h,
-			      const u_char **data)
+static inline __attribute__((always_inline)) int
+file_reader_record(struct file_reader *fr, struct pcap_pkthdr *h,
+		   const u_char **data)
 {
 	const uint8_t *r = fr->buf + fr->pos;
 	size_t left = fr->have - fr->pos;
@@ -1223,8 +1224,9 @@ static bool decode_turn(struct capture *c, struct read_turn *t)
 			count_direct(c);
 			classify_turn(t);
 		}
-		/* walk() found it whole and usual */
-		file_reader_record(v, &h, &data);
+		/* walk() found it whole and usual: never 0 or -1 */
+		if (file_reader_record(v, &h, &data) <= 0)
+			break;
 		if (!c->have_prog || pcap_offline_filter(&c->prog, &h, data))
 			receive(c, &h, data);
 	}
