@@ -1627,6 +1627,28 @@ static void test_turns(void **state)
 		}
 		child_result_free(&ref);
 	}
+	/* a file that ends where a megabyte does: 990 records of 1058
+	 * bytes and one of 1156 after the 24-byte header */
+	cap_open(&c, "boundary.pcap", 0);
+	for (i = 0; i < 991; i++) {
+		memset(payload, 'b', sizeof(payload));
+		if (i % 10 == 3)
+			memcpy(payload + 500, "needle", 6);
+		pg_build(f, &pg_flow_udp4, payload, i < 990 ? 1000 : 1098);
+		cap_put(&c, f, 0);
+	}
+	cap_close(&c);
+	path_of(p, sizeof(p), "boundary.pcap");
+	free(slurp(p, &len));
+	assert_int_equal(len, 24 + (1u << 20));
+	run_tspkt(&ref, "-j", "1", "-r", "boundary.pcap", "needle", NULL);
+	expect_status(&ref, 0);
+	assert_int_equal(counter(&ref, "classified", "matched"), 99);
+	run_tspkt(&r, "-j", "2", "-r", "boundary.pcap", "needle", NULL);
+	assert_string_equal(r.out, ref.out);
+	assert_string_equal(r.err, ref.err);
+	child_result_free(&r);
+	child_result_free(&ref);
 	/* through a filter, and stopping at -n */
 	run_tspkt(&ref, "-j", "1", "-r", names[0], "needle", "udp", NULL);
 	expect_status(&ref, 0);

@@ -1196,6 +1196,9 @@ static void walk(struct read_turn *t, off_t start)
 		}
 	}
 	t->end = v->at + (off_t)v->pos;
+	/* the file's end on a megabyte's: nothing is left to the threads */
+	if (t->end >= v->size)
+		t->last = true;
 }
 
 /*
