@@ -1102,7 +1102,7 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	return detach(c, rc);
 }
 
-/* ---- -j threads taking turns at a file ------------------------------------ */
+/* ---- -j threads sharing a file --------------------------------------------- */
 
 bool capture_can_share(const struct capture *c)
 {
@@ -1210,11 +1210,10 @@ static void walk(struct read_turn *t, off_t start)
  */
 static bool decode_turn(struct capture *c, struct read_turn *t)
 {
-	bool over = false;
-
 	struct file_reader *v = &t->view;
 	struct pcap_pkthdr h;
 	const u_char *data;
+	bool over = false;
 
 	v->pos = (size_t)(t->start - v->at);
 	c->turn = t;
