@@ -1102,7 +1102,7 @@ int capture_run(struct capture *c, struct defrag *d, struct backlog *b,
 	return detach(c, rc);
 }
 
-/* ---- -j threads sharing a file --------------------------------------------- */
+/* ---- -j threads sharing a file ------------------------------------------ */
 
 bool capture_can_share(const struct capture *c)
 {
