@@ -135,6 +135,13 @@ static struct rule_hit *with_stream_hits(struct rule_hit *hits, size_t *n,
 	return v;
 }
 
+/* A result that only counts a datagram: nothing to print or write. */
+static bool plain(const struct pkt_result *r)
+{
+	return !r->matched && !r->record && !r->text && !r->skb &&
+	       !r->classes && !r->has_key;
+}
+
 void classify_one(struct classifier *k, struct sk_buff *skb)
 {
 	const struct tspkt_opts *o = k->cl->opts;
@@ -198,6 +205,12 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 	else if (!skb && r->skb)
 		free(info); /* a heap datagram kept for -w */
 	pkt_release(&k->cache, skb);
+	/* a run of datagrams that matched nothing is one result */
+	if (!r->matched && k->nres > 1 && plain(r - 1) &&
+	    r[-1].seq + 1 + r[-1].more == r->seq && r[-1].more < UINT32_MAX) {
+		r[-1].more++;
+		k->nres--;
+	}
 	/* a match goes out at once: the reader looks at -n and -q */
 	if (nhits || k->nres == CLASSIFY_BATCH)
 		classifier_flush(k);

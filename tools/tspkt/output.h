@@ -30,6 +30,9 @@ struct pkt_result {
 	/* --write-flows: the flow of a match (TCP and UDP) */
 	bool has_key;
 	struct flow_key key;
+	/* the next @more sequence numbers too: datagrams that matched
+	 * nothing either, one result for the run (classify_one()) */
+	uint32_t more;
 };
 
 /* @linktype/@snaplen: the capture's, for -w.  NULL with a message in
