@@ -206,7 +206,7 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 		free(info); /* a heap datagram kept for -w */
 	pkt_release(&k->cache, skb);
 	/* a run of datagrams that matched nothing is one result */
-	if (!r->matched && k->nres > 1 && plain(r - 1) &&
+	if (plain(r) && k->nres > 1 && plain(r - 1) &&
 	    r[-1].seq + 1 + r[-1].more == r->seq && r[-1].more < UINT32_MAX) {
 		r[-1].more++;
 		k->nres--;
