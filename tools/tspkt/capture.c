@@ -79,8 +79,9 @@ struct file_reader {
 	size_t have;		   /* bytes in buf */
 	size_t pos;		   /* the next record's offset in buf */
 	off_t at;		   /* buf[0]'s offset in the file */
-	off_t size;	 /* threads sharing the file read no further than its
-		     * length then (libpcap reads what came since) */
+	/* threads sharing the file read no further than its length then
+	 * (libpcap reads what came since) */
+	off_t size;
 	int64_t read_ns; /* spent in read(2), for the costs in capture.c */
 	uint64_t fills;
 	unsigned int nchunks;

@@ -75,9 +75,10 @@ struct sk_buff *pkt_copy_to_skb(const uint8_t *src, unsigned int len);
 
 /*
  * Make @skb (the caller's, not from alloc_skb(): never kfree_skb() it)
- * describe the @len bytes at @buf (linear, however long), a frame whose IP header
- * (@family 4 or 6) is at @l3off, as pkt_decode_frame() makes a buffer:
- * linear, mac_header at @buf, data and network_header at the IP header.
+ * describe the @len bytes at @buf (linear, however long), a frame whose
+ * IP header (@family 4 or 6) is at @l3off, as pkt_decode_frame() makes a
+ * buffer: linear, mac_header at @buf, data and network_header at the IP
+ * header.
  * The bytes are not copied; skb->cb is left alone.
  */
 void pkt_skb_wrap(struct sk_buff *skb, uint8_t *buf, unsigned int len,
