@@ -298,6 +298,16 @@ const u8 lit_iota[64] = {
 	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
 };
 
+/* The starts under @in whose filter byte @a is @c (when ORed with @o,
+ * where @icase, a constant, for the OR that folds). */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_one(__mmask64 in, __m512i a, __m512i c, __m512i o, bool icase)
+{
+	if (icase)
+		a = _mm512_or_si512(a, o);
+	return _mm512_mask_cmpeq_epi8_mask(in, a, c);
+}
+
 /* The candidates among the starts under @in whose filter bytes are @a
  * and @b (c1, c2 when ORed with o1, o2).  @icase a constant, for the ORs
  * that fold. */
@@ -328,41 +338,28 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 }
 
 /*
- * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
- * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()).
- *
- * The bulk, where byte permutes are cheap (t->permute), loads each 64
- * bytes once, aligned: the filter bytes of the 64 starts of an aligned
- * block are a byte permute of that block and the next (i1, i2 < 64).
- * Loads that straddle cache lines, two per 64 starts, cost a third of the
- * throughput on data that comes from memory there.  Elsewhere (Intel) the
- * permutes halved the throughput in cache, as if they queued for the
- * compares' port: the bulk loads the i1 bytes of 64 starts aligned and
- * the i2 bytes unaligned (one straddling load per 64 starts; measured on
- * Intel, faster than both the permutes and two unaligned loads, from
- * memory too).  The
- * starts before the first aligned block and those too near the end for a
- * whole next block take unaligned and masked loads.
+ * lit_scan() where byte permutes are cheap (t->permute: AMD's cores, where
+ * this was measured faster).  The bulk loads each 64 bytes once, aligned:
+ * the filter bytes of the 64 starts of an aligned block are a byte permute
+ * of that block and the next (i1, i2 < 64).  The starts before the first
+ * aligned block and those too near the end for a whole next block take
+ * unaligned and masked loads.
  */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
-lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
-	 bool icase)
+lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
+		 size_t *stop, bool icase)
 {
 	const struct lit_tab *t = l->t;
 	const size_t last = n - t->m;
-	const __m512i c1 = _mm512_set1_epi8((char)t->c1);
-	const __m512i c2 = _mm512_set1_epi8((char)t->c2);
-	const __m512i o1 = _mm512_set1_epi8((char)t->or1);
-	const __m512i o2 = _mm512_set1_epi8((char)t->or2);
 	const __m512i pat = _mm512_loadu_si512(t->folded);
 	size_t p = from, spent = 0, r, mis;
 	__mmask64 k;
 
 	if (p > last)
 		return LIT_NONE;
-	mis = (uintptr_t)(s + p + (t->permute ? 0 : t->i1)) & 63;
+	mis = (uintptr_t)(s + p) & 63;
 	if (mis && p + 128 + (64 - mis) <= n) {
-		/* the starts up to the first whose bulk loads are aligned */
+		/* the starts up to the first aligned block */
 		k = lit_filter(t, s, p,
 			       _bzhi_u64(~0ull, (unsigned int)(64 - mis)),
 			       icase);
@@ -371,12 +368,16 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			return r;
 		p += 64 - mis;
 	}
-	if (t->permute && !((uintptr_t)(s + p) & 63) && p + 128 <= n) {
+	if (!((uintptr_t)(s + p) & 63) && p + 128 <= n) {
 		const __m512i iota = _mm512_loadu_si512(lit_iota);
 		const __m512i x1 =
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
 		const __m512i x2 =
 			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i2));
+		const __m512i c1 = _mm512_set1_epi8((char)t->c1);
+		const __m512i c2 = _mm512_set1_epi8((char)t->c2);
+		const __m512i o1 = _mm512_set1_epi8((char)t->or1);
+		const __m512i o2 = _mm512_set1_epi8((char)t->or2);
 		__m512i lo = _mm512_load_si512(s + p), hi;
 
 		do {
@@ -395,20 +396,6 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			p += 64;
 		} while (p + 128 <= n);
 	}
-	if (!t->permute && !((uintptr_t)(s + p + t->i1) & 63) && p + 128 <= n) {
-		do {
-			k = lit_pair(~0ull, _mm512_load_si512(s + p + t->i1),
-				     _mm512_loadu_si512(s + p + t->i2), c1, c2,
-				     o1, o2, icase);
-			if (k) {
-				r = lit_check(l, pat, s, p, k, from, &spent,
-					      stop);
-				if (r != LIT_NONE)
-					return r;
-			}
-			p += 64;
-		} while (p + 128 <= n);
-	}
 	while (p <= last) {
 		size_t left = last - p + 1, step = left < 64 ? left : 64;
 
@@ -420,6 +407,104 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 		p += step;
 	}
 	return LIT_NONE;
+}
+
+/* The bits j of a block of 64 starts from @q with @from <= q + j <=
+ * @last. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_span(ptrdiff_t q, ptrdiff_t from, ptrdiff_t last)
+{
+	ptrdiff_t lo = from - q, hi = last - q + 1;
+
+	if (lo < 0)
+		lo = 0;
+	if (hi > 64)
+		hi = 64;
+	if (lo >= hi)
+		return 0;
+	return _bzhi_u64(~0ull, (unsigned int)hi) & (~0ull << lo);
+}
+
+/*
+ * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
+ * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()): where byte permutes
+ * are cheap (AMD), lit_scan_permute(); elsewhere this.
+ *
+ * The starts go by 128, in blocks whose i1 bytes begin a cache line
+ * (the first block may begin before @from, the last end past n - m: their
+ * loads are masked to the starts in between).  A block's i1 bytes are
+ * loaded aligned and compared with c1 alone, one compare per 64 starts:
+ * on most data c1, the rarer byte, is nowhere in them.  Only where it is
+ * are the i2 bytes loaded, unaligned, and compared with c2.  Measured on
+ * Intel in cache (docs/performance.md, stop 38): twice the throughput of
+ * both bytes compared everywhere, where a load that straddles two cache
+ * lines (the i2 bytes') cost as much as the compares; and no slower
+ * where c1 is in almost every block.
+ */
+static inline __attribute__((always_inline)) LIT_TARGET size_t
+lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
+	 bool icase)
+{
+	const struct lit_tab *t = l->t;
+	const ptrdiff_t last = (ptrdiff_t)(n - t->m), first = (ptrdiff_t)from;
+	const __m512i c1 = _mm512_set1_epi8((char)t->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)t->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)t->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)t->or2);
+	const __m512i pat = _mm512_loadu_si512(t->folded);
+	size_t spent = 0, r;
+	ptrdiff_t q;
+	__mmask64 k, k2;
+
+	if (first > last)
+		return LIT_NONE;
+	q = first - (ptrdiff_t)(((uintptr_t)s + from + t->i1) & 63);
+	for (;; q += 128) {
+		/* s + q, where q may be below 0: only masked loads go there */
+		const u8 *a = (const u8 *)((uintptr_t)s + (uintptr_t)q);
+
+		if (__builtin_expect(q >= first && q + 127 <= last, 1)) {
+			k = lit_one(~0ull, _mm512_load_si512(a + t->i1), c1, o1,
+				    icase);
+			k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + t->i1),
+				     c1, o1, icase);
+			if (__builtin_expect(!(k | k2), 1))
+				continue;
+			k = lit_one(k, _mm512_loadu_si512(a + t->i2), c2, o2,
+				    icase);
+			k2 = lit_one(k2, _mm512_loadu_si512(a + 64 + t->i2), c2,
+				     o2, icase);
+		} else {
+			__mmask64 in = lit_span(q, first, last),
+				  in2 = lit_span(q + 64, first, last);
+
+			k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + t->i1),
+				    c1, o1, icase);
+			k2 = lit_one(in2,
+				     _mm512_maskz_loadu_epi8(in2,
+							     a + 64 + t->i1),
+				     c1, o1, icase);
+			k = lit_one(k, _mm512_maskz_loadu_epi8(k, a + t->i2),
+				    c2, o2, icase);
+			k2 = lit_one(
+				k2, _mm512_maskz_loadu_epi8(k2, a + 64 + t->i2),
+				c2, o2, icase);
+		}
+		if (k) {
+			r = lit_check(l, pat, s, (size_t)q, k, from, &spent,
+				      stop);
+			if (r != LIT_NONE)
+				return r;
+		}
+		if (k2) {
+			r = lit_check(l, pat, s, (size_t)q + 64, k2, from,
+				      &spent, stop);
+			if (r != LIT_NONE)
+				return r;
+		}
+		if (q + 127 >= last)
+			return LIT_NONE;
+	}
 }
 
 /* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
@@ -617,6 +702,11 @@ scan : {
 		from = (size_t)(l->resume - in->offset);
 	if (from + l->t->m > n)
 		q = LIT_NONE;
+	else if (l->t->permute)
+		q = l->t->or1 | l->t->or2 ? lit_scan_permute(l, in->data, from,
+							     n, &stop, true) :
+					    lit_scan_permute(l, in->data, from,
+							     n, &stop, false);
 	else if (l->t->or1 | l->t->or2)
 		q = lit_scan(l, in->data, from, n, &stop, true);
 	else
