@@ -468,12 +468,6 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 				    icase);
 			k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + t->i1),
 				     c1, o1, icase);
-			if (__builtin_expect(!(k | k2), 1))
-				continue;
-			k = lit_one(k, _mm512_loadu_si512(a + t->i2), c2, o2,
-				    icase);
-			k2 = lit_one(k2, _mm512_loadu_si512(a + 64 + t->i2), c2,
-				     o2, icase);
 		} else {
 			__mmask64 in = lit_span(q, first, last),
 				  in2 = lit_span(q + 64, first, last);
@@ -484,19 +478,20 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 				     _mm512_maskz_loadu_epi8(in2,
 							     a + 64 + t->i1),
 				     c1, o1, icase);
+		}
+		if (__builtin_expect(k | k2, 0)) {
+			/* loaded under the candidates, which may be all
+			 * that lies within the write in the first and last
+			 * blocks */
 			k = lit_one(k, _mm512_maskz_loadu_epi8(k, a + t->i2),
 				    c2, o2, icase);
 			k2 = lit_one(
 				k2, _mm512_maskz_loadu_epi8(k2, a + 64 + t->i2),
 				c2, o2, icase);
-		}
-		if (k) {
 			r = lit_check(l, pat, s, (size_t)q, k, from, &spent,
 				      stop);
 			if (r != LIT_NONE)
 				return r;
-		}
-		if (k2) {
 			r = lit_check(l, pat, s, (size_t)q + 64, k2, from,
 				      &spent, stop);
 			if (r != LIT_NONE)
@@ -656,6 +651,20 @@ lit_quick(const struct lit_tab *t, uint64_t d, const u8 *s, size_t n)
 	return ~(a | b);
 }
 
+#if LIT_X86
+/* The state after s[0, n), n >= m - 1, where no match begun before s
+ * runs past it: the automaton over the last m - 1 bytes where that is
+ * unrolled, else lit_tail(). */
+static inline __attribute__((always_inline)) LIT_TARGET uint64_t
+lit_tail_state(const struct lit *l, const u8 *s, size_t n)
+{
+	const struct lit_tab *t = l->t;
+
+	return t->quick_tail ? lit_quick(t, 0, s + n - (t->m - 1), t->m - 1) :
+			       lit_tail(l, s, n);
+}
+#endif
+
 /* only ever called where literal_native() said yes */
 LIT_TARGET static __attribute__((noinline)) int
 lit_next_slow(struct ts_config *conf, void *state,
@@ -729,7 +738,7 @@ scan : {
 		l->pos = q + 1;
 		return lit_emit(l, in->offset + q, m);
 	}
-	l->state = lit_tail(l, in->data, n);
+	l->state = lit_tail_state(l, in->data, n);
 #endif
 	break;
 }
@@ -793,11 +802,7 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 				   lit_first_candidates(t, in->data, n, false);
 
 		if (p == n) {
-			l->state = t->quick_tail ?
-					   lit_quick(t, 0,
-						     in->data + n - (t->m - 1),
-						     t->m - 1) :
-					   lit_tail(l, in->data, n);
+			l->state = lit_tail_state(l, in->data, n);
 			return 0;
 		}
 		l->phase = LIT_SCAN;
