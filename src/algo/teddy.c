@@ -50,6 +50,7 @@
  * and pass a few more in binary data; the verify decides alike.
  */
 #include "internal.h"
+#include "rarebyte_choose.h"
 #include "teddy_group.h"
 #include "textsearch_stream.h"
 
@@ -67,6 +68,8 @@
 #endif
 
 #define TD_MAX_PATTERNS 128u
+/* the most distinct rare bytes td_first_rare() compares a vector with */
+#define TD_RARE_MAX 4u
 #define TD_BUCKETS 16u
 /* sets larger than this get 16 buckets, smaller ones 8 */
 #define TD_FAT_FROM 17u
@@ -167,6 +170,12 @@ struct teddy {
 	u8 *pattern0; /* pattern 0 as given, for get_pattern */
 	unsigned int len0;
 	struct td_quick *quick; /* short writes to a stream, or NULL */
+	/* td_first_rare(): each pattern's rarest byte (rarebyte_choose.h),
+	 * the distinct ones as rarebyte compares them (ORed with rare_or);
+	 * rare_n is 0 where there are more than TD_RARE_MAX or the CPU
+	 * lacks AVX-512 BW.  rare_back: the furthest one from its start. */
+	unsigned int rare_n, rare_back;
+	u8 rare_c[TD_RARE_MAX], rare_or[TD_RARE_MAX];
 };
 
 /* ---- verification ----------------------------------------------------- */
@@ -1207,6 +1216,41 @@ static void td_place(const struct teddy *t, struct td_pat *p,
 	memcpy(p->orm, orm, 16);
 }
 
+/* t->rare_*: each pattern's rarest byte, the first of them where bytes
+ * are as rare; none where the distinct ones are too many to compare. */
+static void td_rare_fill(struct teddy *t, const u8 *const *pats,
+			 const unsigned int *lens)
+{
+	unsigned int i, j, k;
+
+	t->rare_n = t->rare_back = 0;
+	for (i = 0; i < t->count; i++) {
+		unsigned int at = 0;
+		u8 c, o;
+
+		for (j = 1; j < lens[i]; j++)
+			if (rb_cost(pats[i][j], t->icase) <
+			    rb_cost(pats[i][at], t->icase))
+				at = j;
+		c = pats[i][at];
+		o = rb_fold_or(c, t->icase);
+		for (k = 0; k < t->rare_n; k++)
+			if (t->rare_c[k] == c && t->rare_or[k] == o)
+				break;
+		if (k == t->rare_n) {
+			if (k == TD_RARE_MAX) {
+				t->rare_n = 0;
+				return;
+			}
+			t->rare_c[k] = c;
+			t->rare_or[k] = o;
+			t->rare_n++;
+		}
+		if (at > t->rare_back)
+			t->rare_back = at;
+	}
+}
+
 static struct ts_config *td_init_level(const void *const *patterns,
 				       const unsigned int *lens,
 				       unsigned int count, gfp_t gfp_mask,
@@ -1355,6 +1399,8 @@ static struct ts_config *td_init_level(const void *const *patterns,
 					}
 	t->level = level;
 	t->scan = td_scans[t->level][t->nbuckets > 8];
+	if (level >= TD_AVX512)
+		td_rare_fill(t, pats, lens);
 	if (quick) {
 		uintptr_t at = (uintptr_t)(t->pattern0 + lens[0]);
 
@@ -1431,6 +1477,111 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
 	return 0;
 }
 
+#if TD_X86
+/* The bits j of a vector of bytes from @b with @lo <= b + j < @hi. */
+static TD_INLINE TD_TARGET_AVX512 __mmask64 td_span(ptrdiff_t b, ptrdiff_t lo,
+						    ptrdiff_t hi)
+{
+	ptrdiff_t from = lo - b, to = hi - b;
+
+	if (from < 0)
+		from = 0;
+	if (to > 64)
+		to = 64;
+	if (from >= to)
+		return 0;
+	return (~0ull >> (64 - to)) & (~0ull << from);
+}
+
+/* The bytes under @in of @v that are one of the set's @n rare bytes. */
+static TD_INLINE TD_TARGET_AVX512 __mmask64 td_rare_in(__m512i v, __mmask64 in,
+						       const __m512i *c,
+						       const __m512i *o,
+						       const unsigned int n,
+						       const bool icase)
+{
+	__mmask64 m = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		m |= _mm512_mask_cmpeq_epi8_mask(
+			in, icase ? _mm512_or_si512(v, o[i]) : v, c[i]);
+	return m;
+}
+
+/*
+ * td_prefilter() by the patterns' rare bytes (t->rare_n of them, @n): the
+ * first byte from s[from] that is one of them, less t->rare_back, or @to
+ * where none is among the rare bytes of the starts before @to.  No start
+ * before that can match: each of its patterns' rare bytes lies before the
+ * byte found.  Where the set's rare bytes are rare in the data, that is
+ * one or two compares per 64 bytes, loaded aligned, one branch per 128:
+ * a fraction of what the bucket filter costs (docs/performance.md, stop
+ * 38).  The bytes read, up to to - 1 + rare_back, are in hand: each start
+ * before @to has its longest window there.
+ */
+static TD_INLINE TD_TARGET_AVX512 size_t td_first_rare_n(const struct teddy *t,
+							 const u8 *s,
+							 size_t from, size_t to,
+							 const unsigned int n,
+							 const bool icase)
+{
+	const ptrdiff_t lo = (ptrdiff_t)from,
+			hi = (ptrdiff_t)(to - 1 + t->rare_back) + 1;
+	__m512i c[TD_RARE_MAX], o[TD_RARE_MAX];
+	ptrdiff_t b = lo - (ptrdiff_t)(((uintptr_t)s + from) & 63), at;
+	__mmask64 m, m2;
+
+	for (unsigned int i = 0; i < n; i++) {
+		c[i] = _mm512_set1_epi8((char)t->rare_c[i]);
+		o[i] = _mm512_set1_epi8((char)t->rare_or[i]);
+	}
+	for (;; b += 128) {
+		/* s + b, where b may be below @from: loads there are masked */
+		const u8 *a = (const u8 *)((uintptr_t)s + (uintptr_t)b);
+
+		if (__builtin_expect(b >= lo && b + 128 <= hi, 1)) {
+			m = td_rare_in(_mm512_load_si512(a), ~0ull, c, o, n,
+				       icase);
+			m2 = td_rare_in(_mm512_load_si512(a + 64), ~0ull, c, o,
+					n, icase);
+		} else {
+			__mmask64 in = td_span(b, lo, hi),
+				  in2 = td_span(b + 64, lo, hi);
+
+			m = td_rare_in(_mm512_maskz_loadu_epi8(in, a), in, c, o,
+				       n, icase);
+			m2 = td_rare_in(_mm512_maskz_loadu_epi8(in2, a + 64),
+					in2, c, o, n, icase);
+		}
+		if (__builtin_expect(m | m2, 0)) {
+			at = m ? b + __builtin_ctzll(m) :
+				 b + 64 + __builtin_ctzll(m2);
+			at -= (ptrdiff_t)t->rare_back;
+			return at > lo ? (size_t)at : from;
+		}
+		if (b + 128 >= hi)
+			return to;
+	}
+}
+
+TD_TARGET_AVX512 static size_t td_first_rare(const struct teddy *t, const u8 *s,
+					     size_t from, size_t to)
+{
+#define TD_RARE_CASE(k)                                                      \
+	case k:                                                              \
+		return t->icase ? td_first_rare_n(t, s, from, to, k, true) : \
+				  td_first_rare_n(t, s, from, to, k, false)
+	switch (t->rare_n) {
+		TD_RARE_CASE(1);
+		TD_RARE_CASE(2);
+		TD_RARE_CASE(3);
+	default:
+		TD_RARE_CASE(4);
+	}
+#undef TD_RARE_CASE
+}
+#endif
+
 /* ---- the native stream engine ---------------------------------------------
  *
  * Through find, a write costs a search's setup, a provider, the window's
@@ -1455,6 +1606,11 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
  * after such writes needs no automata at all (tds_filter_write()): the
  * filter over the carried starts and the write's, the write's last bytes
  * kept as one vector; only the last shortest - 1 starts stay open.
+ *
+ * Where the patterns' rarest bytes are at most TD_RARE_MAX distinct ones
+ * (AVX-512 BW), a write's bulk is first searched for them alone
+ * (tds_rare_skip()): the starts before the first, often all of them, need
+ * no bucket filter.
  */
 
 /* starts per call of the scan, so that positions fit its 32-bit offsets */
@@ -1496,6 +1652,8 @@ struct tds {
 	struct td_hit hits[TDS_HITS];
 	unsigned int hit_next, hit_count;
 	uint64_t hit_base, hit_done;
+	/* tds_rare_skip() calls to go without td_first_rare() */
+	unsigned int rare_rest;
 	u8 buf[]; /* longest - 1 carried, then tds_room() */
 };
 
@@ -1538,6 +1696,38 @@ static void tds_ctx(const struct tds *st, struct td_ctx *ctx, uint64_t rbase,
 		ctx->prev_end = (unsigned int)(st->prev_end - st->prev_start);
 		ctx->prev_id = st->prev_id;
 	}
+}
+
+/* td_first_rare() stopping this near @from says that the set's rare
+ * bytes are common in the stream's data: the next TDS_RARE_REST calls of
+ * tds_rare_skip() go without it (which would cost a write of 1500 bytes
+ * some 4 ns and skip nothing). */
+#define TDS_RARE_NEAR 256u
+#define TDS_RARE_REST 16u
+
+/* The first start from @from to @to (exclusive) of @s, whose windows are
+ * in hand, at which a match may begin by the set's rare bytes (@from
+ * where they are not asked), else @to. */
+static size_t tds_rare_skip(const struct teddy *t, struct tds *st, const u8 *s,
+			    size_t from, size_t to)
+{
+#if TD_X86
+	size_t at;
+
+	if (!t->rare_n)
+		return from;
+	if (st->rare_rest) {
+		st->rare_rest--;
+		return from;
+	}
+	at = td_first_rare(t, s, from, to);
+	if (at < to && at - from < TDS_RARE_NEAR)
+		st->rare_rest = TDS_RARE_REST;
+	return at;
+#else
+	(void)t, (void)st, (void)s, (void)to;
+	return from;
+#endif
 }
 
 /*
@@ -1631,6 +1821,8 @@ static bool tds_bulk(const struct teddy *t, struct tds *st, struct td_ctx *ctx,
 		}
 		if (st->hit_done > rbase + from)
 			from = (size_t)(st->hit_done - rbase);
+		if (from < to)
+			from = tds_rare_skip(t, st, r, from, to);
 		if (from >= to)
 			return false;
 		cnt = to - from < TDS_CHUNK ? to - from : TDS_CHUNK;
@@ -2009,7 +2201,9 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
 	if (!_mm256_testc_si256(nd, none) &&
 	    tds_hit(q, tds_step(q, nd, s + T, T)))
 		return false;
-	from = td_prefilter(t, s, 0, n - t->longest + 1);
+	from = tds_rare_skip(t, st, s, 0, n - t->longest + 1);
+	if (from <= n - t->longest)
+		from = td_prefilter(t, s, from, n - t->longest + 1);
 	if (from <= n - t->longest &&
 	    tds_collect(t, st, conf->flags & TS_OVERLAP, s, in->offset, from,
 			n - t->longest)) {
