@@ -770,6 +770,19 @@ lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
 }
 #endif
 
+#if LIT_X86
+/* lit_scan() over a whole write @s of @n bytes, no match begun before
+ * it running in: its first match's start, LIT_NONE or LIT_GIVEUP. */
+static LIT_TARGET __attribute__((noinline)) size_t
+lit_long(struct lit *l, const u8 *s, size_t n)
+{
+	size_t stop;
+
+	return l->t->or1 | l->t->or2 ? lit_scan(l, s, 0, n, &stop, true) :
+				       lit_scan(l, s, 0, n, &stop, false);
+}
+#endif
+
 /* only ever called where literal_native() said yes */
 LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 			       const struct ts_stream_input *in,
@@ -807,6 +820,18 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 		}
 		l->phase = LIT_SCAN;
 		l->pos = p;
+	} else if (!l->state && n > LIT_FAST_MAX && !t->permute) {
+		/* the same for a longer write, by lit_scan() */
+		size_t q = lit_long(l, in->data, n);
+
+		if (q == LIT_NONE) {
+			l->state = lit_tail_state(l, in->data, n);
+			return 0;
+		}
+		/* the long way finds that match again at once, or gives up
+		 * again where it did */
+		l->phase = LIT_SCAN;
+		l->pos = q == LIT_GIVEUP ? 0 : q;
 	}
 #endif
 	return lit_next_slow(conf, state, in, m);
