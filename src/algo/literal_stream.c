@@ -771,15 +771,29 @@ lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
 #endif
 
 #if LIT_X86
-/* lit_scan() over a whole write @s of @n bytes, no match begun before
- * it running in: its first match's start, LIT_NONE or LIT_GIVEUP. */
-static LIT_TARGET __attribute__((noinline)) size_t
-lit_long(struct lit *l, const u8 *s, size_t n)
+/* lit_next() for a write of more than LIT_FAST_MAX bytes that no match
+ * begun earlier runs into: lit_scan() over it whole, the phases of
+ * lit_next_slow() only where it holds a match (apart, so that lit_next()
+ * needs no frame for the short writes). */
+static LIT_TARGET __attribute__((noinline)) int
+lit_next_long(struct ts_config *conf, void *state,
+	      const struct ts_stream_input *in, struct ts_match *m)
 {
-	size_t stop;
+	struct lit *l = state;
+	size_t stop, q;
 
-	return l->t->or1 | l->t->or2 ? lit_scan(l, s, 0, n, &stop, true) :
-				       lit_scan(l, s, 0, n, &stop, false);
+	q = l->t->or1 | l->t->or2 ?
+		    lit_scan(l, in->data, 0, in->len, &stop, true) :
+		    lit_scan(l, in->data, 0, in->len, &stop, false);
+	if (q == LIT_NONE) {
+		l->state = lit_tail_state(l, in->data, in->len);
+		return 0;
+	}
+	/* the long way finds that match again at once, or gives up again
+	 * where it did */
+	l->phase = LIT_SCAN;
+	l->pos = q == LIT_GIVEUP ? 0 : q;
+	return lit_next_slow(conf, state, in, m);
 }
 #endif
 
@@ -821,17 +835,7 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 		l->phase = LIT_SCAN;
 		l->pos = p;
 	} else if (!l->state && n > LIT_FAST_MAX && !t->permute) {
-		/* the same for a longer write, by lit_scan() */
-		size_t q = lit_long(l, in->data, n);
-
-		if (q == LIT_NONE) {
-			l->state = lit_tail_state(l, in->data, n);
-			return 0;
-		}
-		/* the long way finds that match again at once, or gives up
-		 * again where it did */
-		l->phase = LIT_SCAN;
-		l->pos = q == LIT_GIVEUP ? 0 : q;
+		return lit_next_long(conf, state, in, m);
 	}
 #endif
 	return lit_next_slow(conf, state, in, m);
