@@ -72,7 +72,8 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * steps, in match order: the automaton over its first bytes while the
  * state says a match begun earlier may end there; a vector filter over the
  * starts inside the write, on the pattern's two rarest bytes
- * (rarebyte_choose.h) 64 starts at a time, each survivor verified; then the
+ * (rarebyte_choose.h; lit_scan(), lit_scan_permute()), each survivor
+ * verified; then the
  * state of its last bytes, from the starts whose bytes are a prefix of the
  * pattern.  Verifies are charged to a budget (LIT_WORK per byte scanned):
  * past it, on periodic data, the automaton takes the rest of the write, so
@@ -80,9 +81,10 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  *
  * Two common writes never enter that machinery (lit_next()): a short one
  * in which no match ends, the automaton stepped over all its bytes at
- * once (lit_quick()); and one of up to LIT_FAST_MAX bytes that no match
- * begun earlier runs into and in which no start passes the filter, whose
- * state is then that of its last m - 1 bytes.
+ * once (lit_quick()); and one that no match begun earlier runs into and
+ * in which no start passes the filter (lit_first_candidates() up to
+ * LIT_FAST_MAX bytes, lit_next_long() past that), whose state is then
+ * that of its last m - 1 bytes.
  *
  * AVX-512 BW and VBMI only (masked loads make the ends of a write cheap,
  * byte permutes keep the loads aligned); elsewhere, and for patterns over
