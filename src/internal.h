@@ -176,6 +176,23 @@ static inline bool ts_size_mul(size_t a, size_t b, size_t *product)
 	return !__builtin_mul_overflow(a, b, product);
 }
 
+/* The lanes j of a vector of 64 bytes (or starts) from @b that lie in
+ * [@lo, @hi): bit j set when lo <= b + j < hi.  For the masked loads at
+ * the ends of an aligned scan. */
+static inline unsigned long long ts_lanes_in(ptrdiff_t b, ptrdiff_t lo,
+					     ptrdiff_t hi)
+{
+	ptrdiff_t from = lo - b, to = hi - b;
+
+	if (from < 0)
+		from = 0;
+	if (to > 64)
+		to = 64;
+	if (from >= to)
+		return 0;
+	return (~0ull >> (64 - to)) & (~0ull << from);
+}
+
 /* 256-entry TS_IGNORECASE folding table (identity when !ignorecase);
  * src/algo/fold.c. */
 void ts_fill_fold_table(u8 table[256], bool ignorecase) TS_HIDDEN;

@@ -411,22 +411,6 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
 	return LIT_NONE;
 }
 
-/* The bits j of a block of 64 starts from @q with @from <= q + j <=
- * @last. */
-static inline __attribute__((always_inline)) LIT_TARGET __mmask64
-lit_span(ptrdiff_t q, ptrdiff_t from, ptrdiff_t last)
-{
-	ptrdiff_t lo = from - q, hi = last - q + 1;
-
-	if (lo < 0)
-		lo = 0;
-	if (hi > 64)
-		hi = 64;
-	if (lo >= hi)
-		return 0;
-	return _bzhi_u64(~0ull, (unsigned int)hi) & (~0ull << lo);
-}
-
 /*
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
  * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()): where byte permutes
@@ -471,8 +455,8 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 			k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + t->i1),
 				     c1, o1, icase);
 		} else {
-			__mmask64 in = lit_span(q, first, last),
-				  in2 = lit_span(q + 64, first, last);
+			__mmask64 in = ts_lanes_in(q, first, last + 1),
+				  in2 = ts_lanes_in(q + 64, first, last + 1);
 
 			k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + t->i1),
 				    c1, o1, icase);

@@ -1478,21 +1478,6 @@ static unsigned int td_keep(struct ts_config *conf, const u8 *tail,
 }
 
 #if TD_X86
-/* The bits j of a vector of bytes from @b with @lo <= b + j < @hi. */
-static TD_INLINE TD_TARGET_AVX512 __mmask64 td_span(ptrdiff_t b, ptrdiff_t lo,
-						    ptrdiff_t hi)
-{
-	ptrdiff_t from = lo - b, to = hi - b;
-
-	if (from < 0)
-		from = 0;
-	if (to > 64)
-		to = 64;
-	if (from >= to)
-		return 0;
-	return (~0ull >> (64 - to)) & (~0ull << from);
-}
-
 /* The bytes under @in of @v that are one of the set's @n rare bytes. */
 static TD_INLINE TD_TARGET_AVX512 __mmask64 td_rare_in(__m512i v, __mmask64 in,
 						       const __m512i *c,
@@ -1545,8 +1530,8 @@ static TD_INLINE TD_TARGET_AVX512 size_t td_first_rare_n(const struct teddy *t,
 			m2 = td_rare_in(_mm512_load_si512(a + 64), ~0ull, c, o,
 					n, icase);
 		} else {
-			__mmask64 in = td_span(b, lo, hi),
-				  in2 = td_span(b + 64, lo, hi);
+			__mmask64 in = ts_lanes_in(b, lo, hi),
+				  in2 = ts_lanes_in(b + 64, lo, hi);
 
 			m = td_rare_in(_mm512_maskz_loadu_epi8(in, a), in, c, o,
 				       n, icase);
