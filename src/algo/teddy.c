@@ -1494,8 +1494,9 @@ static TD_INLINE TD_TARGET_AVX512 __mmask64 td_rare_in(__m512i v, __mmask64 in,
 }
 
 /*
- * td_prefilter() by the patterns' rare bytes (t->rare_n of them, @n): the
- * first byte from s[from] that is one of them, less t->rare_back, or @to
+ * A prefilter by the patterns' rare bytes (t->rare_n of them, @n), for
+ * tds_rare_skip(): the first byte from s[from] that is one of them, less
+ * t->rare_back, or @to
  * where none is among the rare bytes of the starts before @to.  No start
  * before that can match: each of its patterns' rare bytes lies before the
  * byte found.  Where the set's rare bytes are rare in the data, that is
