@@ -1496,14 +1496,14 @@ static TD_INLINE TD_TARGET_AVX512 __mmask64 td_rare_in(__m512i v, __mmask64 in,
 /*
  * A prefilter by the patterns' rare bytes (t->rare_n of them, @n), for
  * tds_rare_skip(): the first byte from s[from] that is one of them, less
- * t->rare_back, or @to
- * where none is among the rare bytes of the starts before @to.  No start
- * before that can match: each of its patterns' rare bytes lies before the
- * byte found.  Where the set's rare bytes are rare in the data, that is
- * one or two compares per 64 bytes, loaded aligned, one branch per 128:
- * a fraction of what the bucket filter costs (docs/performance.md, stop
- * 38).  The bytes read, up to to - 1 + rare_back, are in hand: each start
- * before @to has its longest window there.
+ * t->rare_back, or @to where none is among the rare bytes of the starts
+ * before @to.  No start before that can match: each of its patterns'
+ * rare bytes lies before the byte found.  Where the set's rare bytes are
+ * rare in the data, that is one or two compares per 64 bytes, loaded
+ * aligned, one branch per 128: a fraction of what the bucket filter
+ * costs (docs/performance.md, stop 38).  The bytes read, up to
+ * to - 1 + rare_back, are in hand: each start before @to has its longest
+ * window there.
  */
 static TD_INLINE TD_TARGET_AVX512 size_t td_first_rare_n(const struct teddy *t,
 							 const u8 *s,
