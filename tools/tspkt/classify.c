@@ -207,7 +207,8 @@ void classify_one(struct classifier *k, struct sk_buff *skb)
 	pkt_release(&k->cache, skb);
 	/* a run of datagrams that matched nothing is one result */
 	if (plain(r) && k->nres > 1 && plain(r - 1) &&
-	    r[-1].seq + 1 + r[-1].more == r->seq && r[-1].more < UINT32_MAX) {
+	    r[-1].seq + pkt_result_span(r - 1) == r->seq &&
+	    r[-1].more < UINT32_MAX) {
 		r[-1].more++;
 		k->nres--;
 	}

@@ -178,7 +178,7 @@ static void emit(struct output *out, struct pkt_result *r)
 	size_t i;
 
 	if (!r->record)
-		out->classified += 1 + (uint64_t)r->more;
+		out->classified += pkt_result_span(r);
 	else if (!r->matched && r->text && !stopped && !o->quiet &&
 		 !o->counters_only) {
 		fwrite(r->text, 1, r->text_len, stdout);
@@ -224,7 +224,7 @@ static bool submit_locked(struct output *out, struct pkt_result *r)
 	if (r->seq == out->next) {
 		/* the common case: nothing waits before it */
 		emit(out, r);
-		out->next += 1 + (uint64_t)r->more;
+		out->next += pkt_result_span(r);
 	} else {
 		slot = (size_t)(r->seq % out->window);
 		out->ring[slot] = *r;
@@ -234,7 +234,7 @@ static bool submit_locked(struct output *out, struct pkt_result *r)
 	while (out->ready[slot = (size_t)(out->next % out->window)]) {
 		out->ready[slot] = false;
 		emit(out, &out->ring[slot]);
-		out->next += 1 + (uint64_t)out->ring[slot].more;
+		out->next += pkt_result_span(&out->ring[slot]);
 	}
 	return true;
 }

@@ -35,6 +35,12 @@ struct pkt_result {
 	uint32_t more;
 };
 
+/* The sequence numbers @r stands for: its own and the run's. */
+static inline uint64_t pkt_result_span(const struct pkt_result *r)
+{
+	return 1 + (uint64_t)r->more;
+}
+
 /* @linktype/@snaplen: the capture's, for -w.  NULL with a message in
  * @err on failure. */
 struct output *output_new(const struct tspkt_opts *o, size_t nclasses,
