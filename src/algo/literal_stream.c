@@ -216,9 +216,10 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	t->o2 = rb_fold_or(t->p2, t->icase);
 #if LIT_X86
 	{
-		/* lit_scan()'s bulk: by permutes on AMD's cores, where they
-		 * were measured faster; TEXTSEARCH_LITERAL_BULK ("permute" or
-		 * "split") chooses, for the tests to take both on any CPU */
+		/* the bulk by permutes (lit_scan_permute()) on AMD's
+		 * cores, where they were measured faster;
+		 * TEXTSEARCH_LITERAL_BULK ("permute" or "split") chooses,
+		 * for the tests to take both on any CPU */
 		const char *bulk = getenv("TEXTSEARCH_LITERAL_BULK");
 
 		/* libgcc probed the CPU at start-up (as literal_native()
@@ -488,6 +489,15 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 	}
 }
 
+/* lit_scan() with its fold, if the filter bytes are letters under
+ * TS_IGNORECASE, as a constant. */
+static inline __attribute__((always_inline)) LIT_TARGET size_t lit_scan_any(
+	const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
+{
+	return l->t->or1 | l->t->or2 ? lit_scan(l, s, from, n, stop, true) :
+				       lit_scan(l, s, from, n, stop, false);
+}
+
 /* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
  * bytes, the starts whose bytes are a prefix of the pattern. */
 static inline __attribute__((always_inline)) LIT_TARGET uint64_t
@@ -702,10 +712,8 @@ scan : {
 							     n, &stop, true) :
 					    lit_scan_permute(l, in->data, from,
 							     n, &stop, false);
-	else if (l->t->or1 | l->t->or2)
-		q = lit_scan(l, in->data, from, n, &stop, true);
 	else
-		q = lit_scan(l, in->data, from, n, &stop, false);
+		q = lit_scan_any(l, in->data, from, n, &stop);
 	if (q == LIT_GIVEUP) {
 		/* the automaton takes the rest, reporting only the
 			 * starts not yet settled */
@@ -768,9 +776,7 @@ lit_next_long(struct ts_config *conf, void *state,
 	struct lit *l = state;
 	size_t stop, q;
 
-	q = l->t->or1 | l->t->or2 ?
-		    lit_scan(l, in->data, 0, in->len, &stop, true) :
-		    lit_scan(l, in->data, 0, in->len, &stop, false);
+	q = lit_scan_any(l, in->data, 0, in->len, &stop);
 	if (q == LIT_NONE) {
 		l->state = lit_tail_state(l, in->data, in->len);
 		return 0;
