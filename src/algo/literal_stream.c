@@ -109,6 +109,8 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #define LIT_SHORT 10u
 /* the longest write lit_quick() unrolls */
 #define LIT_QUICK 16u
+/* the most steps of the automaton that cost less than lit_tail_cands() */
+#define LIT_TAIL_STEPS 8u
 /* the longest write lit_first_candidates() takes: past about 1 KiB the
  * aligned loads of lit_scan() cost less than its setup (in cache) */
 #define LIT_FAST_MAX 768u
@@ -498,6 +500,34 @@ static inline __attribute__((always_inline)) LIT_TARGET size_t lit_scan_any(
 				       lit_scan(l, s, from, n, stop, false);
 }
 
+/* The starts among the last t = m - 1 bytes of s[0, n) (bit j: start
+ * n - t + j) whose bytes may be a prefix of the pattern: its first byte,
+ * and those written of its second and third.  Two bytes let a common pair
+ * through (a pattern that begins "th") in most tails, each a branch the
+ * predictor loses. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_tail_cands(const struct lit_tab *t, const u8 *tail, unsigned int len)
+{
+	const __mmask64 in = _bzhi_u64(~0ull, len);
+	const __m512i v = _mm512_maskz_loadu_epi8(in, tail);
+	__mmask64 k;
+
+	k = _mm512_mask_cmpeq_epi8_mask(
+		in, _mm512_or_si512(v, _mm512_set1_epi8((char)t->o0)),
+		_mm512_set1_epi8((char)t->p0));
+	k &= (_mm512_cmpeq_epi8_mask(
+		      _mm512_or_si512(v, _mm512_set1_epi8((char)t->o1)),
+		      _mm512_set1_epi8((char)t->p1)) >>
+	      1) |
+	     (~0ull << (len - 1));
+	k &= (_mm512_cmpeq_epi8_mask(
+		      _mm512_or_si512(v, _mm512_set1_epi8((char)t->o2)),
+		      _mm512_set1_epi8((char)t->p2)) >>
+	      2) |
+	     (~0ull << (len > 2 ? len - 2 : 0));
+	return k;
+}
+
 /* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
  * bytes, the starts whose bytes are a prefix of the pattern. */
 static inline __attribute__((always_inline)) LIT_TARGET uint64_t
@@ -505,31 +535,13 @@ lit_tail(const struct lit *l, const u8 *s, size_t n)
 {
 	const unsigned int t = l->t->m - 1;
 	const u8 *tail = s + n - t;
-	__mmask64 in, k;
-	__m512i v, pat;
+	__mmask64 k;
+	__m512i pat;
 	uint64_t state = 0;
 
 	if (!t)
 		return 0;
-	in = _bzhi_u64(~0ull, t);
-	v = _mm512_maskz_loadu_epi8(in, tail);
-	/* a start k is a candidate when its byte is the pattern's first and
-	 * the next two (those written) its second and third: two bytes let
-	 * a common pair through (a pattern that begins "th") in most tails,
-	 * each a branch the predictor loses */
-	k = _mm512_mask_cmpeq_epi8_mask(
-		in, _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o0)),
-		_mm512_set1_epi8((char)l->t->p0));
-	k &= (_mm512_cmpeq_epi8_mask(
-		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o1)),
-		      _mm512_set1_epi8((char)l->t->p1)) >>
-	      1) |
-	     (~0ull << (t - 1));
-	k &= (_mm512_cmpeq_epi8_mask(
-		      _mm512_or_si512(v, _mm512_set1_epi8((char)l->t->o2)),
-		      _mm512_set1_epi8((char)l->t->p2)) >>
-	      2) |
-	     (~0ull << (t > 2 ? t - 2 : 0));
+	k = lit_tail_cands(l->t, tail, t);
 	pat = _mm512_loadu_si512(l->t->folded);
 	while (k) {
 		unsigned int at = (unsigned int)__builtin_ctzll(k);
@@ -656,8 +668,14 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
 {
 	const struct lit_tab *t = l->t;
 
-	return t->quick_tail ? lit_quick(t, 0, s + n - (t->m - 1), t->m - 1) :
-			       lit_tail(l, s, n);
+	if (!t->quick_tail)
+		return lit_tail(l, s, n);
+	/* most tails hold no candidate start: three compares then cost
+	 * less than the automaton's m - 1 steps, when those are many */
+	if (t->m > LIT_TAIL_STEPS &&
+	    !lit_tail_cands(t, s + n - (t->m - 1), t->m - 1))
+		return 0;
+	return lit_quick(t, 0, s + n - (t->m - 1), t->m - 1);
 }
 #endif
 

@@ -36,6 +36,9 @@
 struct ts_stream {
 	struct ts_config *conf;
 	const struct ts_stream_ops *engine;
+	/* engine->next, one load nearer: next() pays for each load */
+	int (*next)(struct ts_config *conf, void *state,
+		    const struct ts_stream_input *in, struct ts_match *m);
 	uint64_t offset; /* bytes written */
 	struct ts_stream_input in;
 	bool waiting; /* next() has not yet returned 0 for the input */
@@ -321,6 +324,7 @@ struct ts_stream *textsearch_stream_open(struct ts_config *conf, gfp_t gfp_mask)
 	}
 	s->conf = conf;
 	s->engine = engine_of(conf);
+	s->next = s->engine->next;
 	s->size = size;
 	textsearch_stream_reset(s);
 	ts_clear_error();
@@ -365,7 +369,7 @@ int textsearch_stream_next(struct ts_stream *s, struct ts_match *m)
 		return -EINVAL;
 	if (!s->waiting)
 		return 0;
-	ret = s->engine->next(s->conf, s->state, &s->in, m);
+	ret = s->next(s->conf, s->state, &s->in, m);
 	if (ret <= 0)
 		s->waiting = false; /* s->in is read only while waiting */
 	return ret;
