@@ -2209,6 +2209,8 @@ tds_long_write(const struct ts_config *conf, const struct teddy *t,
  * 1500-byte ones and longer keep the automata and the collecting scan,
  * which find their matches in one pass. */
 #define TDS_FILTER_MAX 1024u
+/* and from this many on, tds_rare_skip() first */
+#define TDS_FILTER_RARE 512u
 
 /* 0 to 127: byte permutes' index vectors, loaded from lane k on */
 static const u8 tds_lanes[128] = {
@@ -2383,22 +2385,30 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
  */
 TD_TARGET_VBMI static TD_INLINE size_t
 tds_filter_write_k(const struct teddy *t, struct tds *st,
-		   const struct ts_stream_input *in, const unsigned int keyw)
+		   const struct ts_stream_input *in, const unsigned int keyw,
+		   const bool rare)
 {
 	const size_t n = in->len;
 	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
 	const u8 *s = in->data;
-	uint64_t cand = tds_head_cands(t, st, in, h, keyw);
-	size_t p, q;
+	uint64_t cand;
+	size_t p = 64 - h, q;
 	__m512i last;
 
+	/* @rare (a longer write, a set with few rare bytes): the starts
+	 * whose rare bytes are all in the write by those bytes alone
+	 * (tds_rare_skip()), before the tables are loaded, which the call
+	 * would spill */
+	if (rare && p + t->rare_back < n)
+		p = tds_rare_skip(t, st, s, p, n - t->rare_back);
+	cand = tds_head_cands(t, st, in, h, keyw);
 	if (cand & tds_low(h))
 		return TDS_FW_CARRIED;
 	if (cand && (q = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
 				       n)) != SIZE_MAX)
 		return q;
-	for (p = 64 - h;
-	     (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX; p += 64)
+	for (; (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX;
+	     p += 64)
 		if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
 			return q;
 	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
@@ -2666,13 +2676,28 @@ tds_next_filtered(struct ts_config *conf, struct tds *st,
 /* tds_next() for a write that tds_filter_write() may take, for each key
  * width (t->quick->filter) */
 #define TDS_NEXT_FILTER(k)                                                  \
+	TD_TARGET_VBMI static __attribute__((noinline)) int                 \
+	tds_next_filter_rare_##k(struct ts_config *conf, void *state,       \
+				 const struct ts_stream_input *in,          \
+				 struct ts_match *m)                        \
+	{                                                                   \
+		size_t at = tds_filter_write_k(ts_config_priv(conf), state, \
+					       in, k, true);                \
+                                                                            \
+		if (at == TDS_FW_DONE)                                      \
+			return 0;                                           \
+		return tds_next_filtered(conf, state, in, at, m);           \
+	}                                                                   \
 	TD_TARGET_VBMI static int tds_next_filter_##k(                      \
 		struct ts_config *conf, void *state,                        \
 		const struct ts_stream_input *in, struct ts_match *m)       \
 	{                                                                   \
-		size_t at = tds_filter_write_k(ts_config_priv(conf), state, \
-					       in, k);                      \
+		const struct teddy *t = ts_config_priv(conf);               \
+		size_t at;                                                  \
                                                                             \
+		if (in->len > TDS_FILTER_RARE && t->rare_n)                 \
+			return tds_next_filter_rare_##k(conf, state, in, m); \
+		at = tds_filter_write_k(t, state, in, k, false);            \
 		if (at == TDS_FW_DONE)                                      \
 			return 0;                                           \
 		return tds_next_filtered(conf, state, in, at, m);           \
