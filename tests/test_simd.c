@@ -192,12 +192,52 @@ static void test_choice(void **unused)
 		choose(p, k & 1, &i1, &i2);
 		assert_true(i1 < m && i2 < m);
 		assert_true(m == 1 || i1 != i2);
+		if (!(k & 1)) {
+			/* the streams' other picks: the first is i1, each
+			 * of a value none before has, rarest first */
+			unsigned int first[4] = { 0 }, n;
+
+			n = rb_choose_firsts((const u8 *)p, m, false, first, 4);
+			assert_true(n >= 1 && n <= 4);
+			assert_int_equal(first[0], i1);
+			for (i = 1; i < n; i++) {
+				assert_true(first[i] < m);
+				assert_true(rb_rank[(u8)p[first[i - 1]]] <=
+					    rb_rank[(u8)p[first[i]]]);
+				for (j = 0; j < i; j++)
+					assert_true(p[first[j]] != p[first[i]]);
+			}
+			/* fewer than 4 only where no other value is left */
+			for (j = 0; n < 4 && j < m; j++) {
+				for (i = 0; i < n; i++)
+					if (p[first[i]] == p[j])
+						break;
+				assert_true(i < n);
+			}
+		}
 		if (m >= 3) {
 			unsigned int i3 = rb_choose_third((const u8 *)p, m,
 							  false, i1, i2);
 
 			assert_true(i3 < m && i3 != i1 && i3 != i2);
 		}
+	}
+	/* the picks of "pthread_mutex_lock": 'k', 'x', then two other
+	 * values; of "aaa" one */
+	{
+		unsigned int first[4] = { 0 };
+
+		assert_int_equal(
+			rb_choose_firsts((const u8 *)"pthread_mutex_lock", 18,
+					 false, first, 4),
+			4);
+		assert_int_equal(first[0], 17);
+		assert_int_equal(first[1], 12);
+		for (i = 2; i < 4; i++)
+			assert_true(first[i] != 17 && first[i] != 12);
+		assert_int_equal(rb_choose_firsts((const u8 *)"aaa", 3, false,
+						  first, 4),
+				 1);
 	}
 	/* the third filter: for three bytes the one left; else the rarest
 	 * other position, of a value the first two do not have if any */

@@ -88,6 +88,71 @@ static const struct {
 };
 #define NALPHABETS (sizeof(alphabets) / sizeof(alphabets[0]))
 
+/* Cuts of the writes: @mode 0 to 3 as test_differential() draws them;
+ * 4 mostly past LIT_FAST_MAX (768), the writes that lit_next_long()
+ * takes and lit_repick() learns from. */
+static unsigned int draw_cut(struct rng *r, unsigned int mode)
+{
+	switch (mode) {
+	case 0:
+		return rng_below(r, 3);
+	case 1:
+		return rng_below(r, 100);
+	case 2:
+		return rng_below(r, 2000);
+	case 3:
+		return rng_below(r, 2) ? rng_below(r, 20) :
+					 rng_below(r, MAXDATA);
+	default:
+		return rng_below(r, 8) ? 769 + rng_below(r, 5000) :
+					 rng_below(r, 100);
+	}
+}
+
+/* @data (@n bytes) written to @s in cuts by @mode, each write at the
+ * guard page; every match against @ref (@nref of them, @m bytes each) as
+ * soon as it is decided.  Returns the matches compared. */
+static size_t check_pass(struct ts_stream *s, struct rng *r, unsigned int mode,
+			 const u8 *data, unsigned int n,
+			 const struct expect *ref, size_t nref, unsigned int m)
+{
+	unsigned int off = 0;
+	size_t got = 0, due = 0;
+	struct ts_match mt;
+
+	while (off < n) {
+		unsigned int cut = draw_cut(r, mode);
+		u8 *w;
+
+		if (cut > n - off)
+			cut = n - off;
+		if (cut > GUARD_SPAN)
+			cut = GUARD_SPAN;
+		w = guard_end - cut;
+		memcpy(w, data + off, cut);
+		assert_int_equal(textsearch_stream_write(s, w, cut), 0);
+		off += cut;
+		while (textsearch_stream_next(s, &mt) > 0) {
+			assert_true(got < nref);
+			assert_int_equal(mt.start, ref[got].start);
+			assert_int_equal(mt.end, ref[got].start + m);
+			assert_int_equal(mt.id, 0);
+			got++;
+		}
+		/* decided as soon as written: every match that ends within
+		 * what was written is out (for a literal, the search of that
+		 * prefix finds just those) */
+		while (due < nref && ref[due].start + m <= off)
+			due++;
+		assert_int_equal(got, due);
+		memset(w, '#', cut);
+	}
+	assert_int_equal(textsearch_stream_end(s), 0);
+	assert_int_equal(textsearch_stream_next(s, &mt), 0);
+	assert_int_equal(got, nref);
+	return got;
+}
+
 static void test_differential(void **unused)
 {
 	struct rng r = { test_seed("stream rarebyte", 2026) };
@@ -138,70 +203,77 @@ static void test_differential(void **unused)
 		assert_false(IS_ERR(s));
 		mode = rng_below(&r, 4);
 		for (int pass = 0; pass < 2; pass++) {
-			unsigned int off = 0;
-			size_t got = 0, due = 0;
-			struct ts_match mt;
-
 			if (pass)
 				textsearch_stream_reset(s);
-			for (;;) {
-				unsigned int cut;
-				u8 *w;
-
-				switch (mode) {
-				case 0:
-					cut = rng_below(&r, 3);
-					break;
-				case 1:
-					cut = rng_below(&r, 100);
-					break;
-				case 2:
-					cut = rng_below(&r, 2000);
-					break;
-				default:
-					cut = rng_below(&r, 2) ?
-						      rng_below(&r, 20) :
-						      rng_below(&r, MAXDATA);
-				}
-				if (cut > n - off)
-					cut = n - off;
-				if (cut > GUARD_SPAN)
-					cut = GUARD_SPAN;
-				if (off == n)
-					break;
-				w = guard_end - cut;
-				memcpy(w, data + off, cut);
-				assert_int_equal(
-					textsearch_stream_write(s, w, cut), 0);
-				off += cut;
-				while (textsearch_stream_next(s, &mt) > 0) {
-					assert_true(got < nref);
-					assert_int_equal(mt.start,
-							 ref[got].start);
-					assert_int_equal(mt.end,
-							 ref[got].start + m);
-					assert_int_equal(mt.id, 0);
-					got++;
-				}
-				/* decided as soon as written: every match
-				 * that ends within what was written is out
-				 * (for a literal, the search of that prefix
-				 * finds just those) */
-				while (due < nref && ref[due].start + m <= off)
-					due++;
-				assert_int_equal(got, due);
-				memset(w, '#', cut);
-			}
-			assert_int_equal(textsearch_stream_end(s), 0);
-			assert_int_equal(textsearch_stream_next(s, &mt), 0);
-			assert_int_equal(got, nref);
-			compared += got;
+			compared +=
+				check_pass(s, &r, mode, data, n, ref, nref, m);
 		}
 		textsearch_stream_free(s);
 		textsearch_destroy(conf);
 	}
 	printf("# stream rarebyte: %lu results compared\n", compared);
 	assert_true(compared > 100000);
+}
+
+/*
+ * Data where the bytes the table ranks rarest are the common ones: 'j',
+ * 'q' and 'z' throughout, 'e' (ranked among the most common) in a few
+ * places and in the pattern, which holds all four.  A stream's long
+ * writes then move its scan to the pick whose first byte is 'e'
+ * (lit_repick()), whose matches must be the same.  Patterns of 2 to 64
+ * bytes, 'e' anywhere in them, TS_IGNORECASE (with 'E' in the data) and
+ * TS_OVERLAP, writes mostly of more than 768 bytes.
+ */
+static void test_repick(void **unused)
+{
+	struct rng r = { test_seed("stream rarebyte repick", 2026) };
+	static u8 data[MAXDATA];
+	static struct expect ref[MAXDATA + 1];
+	static const char common[] = "jqz";
+	unsigned long compared = 0;
+
+	(void)unused;
+	assert_int_equal(setenv("TEXTSEARCH_LITERAL_BULK", "split", 1), 0);
+	for (int it = 0; it < 300; it++) {
+		int flags = (rng_below(&r, 2) ? TS_IGNORECASE : 0) |
+			    (rng_below(&r, 2) ? TS_OVERLAP : 0);
+		unsigned int n = 8000 + rng_below(&r, MAXDATA - 8000);
+		unsigned int m = 4 + rng_below(&r, 61);
+		unsigned int e = 1 + rng_below(&r, 3);
+		u8 pat[64];
+		struct ts_config *conf;
+		struct ts_stream *s;
+		size_t nref;
+
+		for (unsigned int i = 0; i < m; i++)
+			pat[i] = (u8)common[i % 3];
+		for (unsigned int i = 0; i < e; i++)
+			pat[rng_below(&r, m)] = 'e';
+		for (unsigned int i = 0; i < n; i++)
+			data[i] = (u8)(rng_below(&r, 400) ?
+					       common[rng_below(&r, 3)] :
+					       "eE"[rng_below(&r, 2)]);
+		for (int k = 20 + (int)rng_below(&r, 40); k > 0; k--) {
+			unsigned int at = rng_below(&r, n - m);
+
+			memcpy(data + at, pat, m);
+		}
+		nref = reference(pat, m, data, n, flags, ref);
+		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
+					  flags);
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass)
+				textsearch_stream_reset(s);
+			compared += check_pass(s, &r, 4, data, n, ref, nref, m);
+		}
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+	printf("# stream rarebyte repick: %lu results compared\n", compared);
+	assert_true(compared > 10000);
 }
 
 /* 4.1 GiB of writes of one 1 MiB buffer holding the pattern at its end
@@ -259,6 +331,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_differential),
+		cmocka_unit_test(test_repick),
 		cmocka_unit_test(test_offsets_past_4g),
 	};
 

@@ -92,6 +92,7 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  */
 #include "rarebyte_choose.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,13 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 /* the longest write lit_first_candidates() takes: past about 1 KiB the
  * aligned loads of lit_scan() cost less than its setup (in cache) */
 #define LIT_FAST_MAX 768u
+/* lit_repick(): after how many bytes of the stream it looks again (log2:
+ * 32 KiB after a change, 512 KiB where c1 was not common, 8 MiB at most),
+ * and over how many bytes of a write */
+#define LIT_REPICK_LOG 15u
+#define LIT_REPICK_LOG_RARE 19u
+#define LIT_REPICK_LOG_MAX 23u
+#define LIT_SAMPLE 512u
 /* verify bytes allowed per byte scanned, and a slack */
 #define LIT_WORK 4u
 #define LIT_SLACK 256u
@@ -125,6 +133,7 @@ enum lit_phase {
 	LIT_BITAP,
 	LIT_SCAN,
 	LIT_DONE,
+	LIT_REPICK, /* the input is new: lit_repick() over it first */
 };
 
 /* The stream's state; what depends on the pattern only is the config's
@@ -139,6 +148,13 @@ struct lit {
 	size_t stop;	    /* the automaton runs to here */
 	unsigned char phase, after; /* after: the phase past the automaton */
 	bool head; /* the automaton stops once the state is 0 */
+	/* the filter bytes of the long writes' scan, one of t->pick
+	 * (lit_repick(); a pointer, which the scan reaches a load sooner
+	 * than an index); the stream offset from which it looks again, and
+	 * log2 of the bytes it waited last */
+	const struct lit_pick *pick;
+	uint64_t repick_at;
+	unsigned char repick_log;
 };
 
 static bool literal_native(struct ts_config *conf)
@@ -201,14 +217,26 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	if (t->quick_max > LIT_QUICK)
 		t->quick_max = LIT_QUICK;
 	t->quick_tail = m - 1 <= LIT_QUICK;
-	rb_choose_positions(t->folded, m, t->icase, &t->i1, &t->i2);
-	t->i3 = m >= 3 ? rb_choose_third(t->folded, m, t->icase, t->i1, t->i2) :
-			 t->i1;
-	t->c1 = t->folded[t->i1];
-	t->c2 = t->folded[t->i2];
+	{
+		unsigned int first[LIT_PICKS];
+
+		t->picks = rb_choose_firsts(t->folded, m, t->icase, first,
+					    LIT_PICKS);
+		for (i = 0; i < t->picks; i++) {
+			struct lit_pick *f = &t->pick[i];
+
+			f->i1 = first[i];
+			f->i2 = rb_choose_second(t->folded, m, t->icase, f->i1);
+			f->c1 = t->folded[f->i1];
+			f->c2 = t->folded[f->i2];
+			f->or1 = rb_fold_or(f->c1, t->icase);
+			f->or2 = rb_fold_or(f->c2, t->icase);
+		}
+	}
+	t->i3 = m >= 3 ? rb_choose_third(t->folded, m, t->icase, t->pick[0].i1,
+					 t->pick[0].i2) :
+			 t->pick[0].i1;
 	t->c3 = t->folded[t->i3];
-	t->or1 = rb_fold_or(t->c1, t->icase);
-	t->or2 = rb_fold_or(t->c2, t->icase);
 	t->or3 = rb_fold_or(t->c3, t->icase);
 	t->p0 = t->folded[0];
 	t->p1 = t->folded[m > 1 ? 1 : 0];
@@ -238,6 +266,7 @@ static void lit_reset(struct ts_config *conf, void *state)
 
 	memset(l, 0, sizeof(*l));
 	l->t = rb_stream_table(conf);
+	l->pick = &l->t->pick[0];
 	l->phase = LIT_IDLE;
 }
 
@@ -334,12 +363,14 @@ static inline __attribute__((always_inline)) LIT_TARGET __mmask64
 lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 	   bool icase)
 {
-	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + t->i1 + p),
-			_mm512_maskz_loadu_epi8(in, s + t->i2 + p),
-			_mm512_set1_epi8((char)t->c1),
-			_mm512_set1_epi8((char)t->c2),
-			_mm512_set1_epi8((char)t->or1),
-			_mm512_set1_epi8((char)t->or2), icase);
+	const struct lit_pick *f = &t->pick[0];
+
+	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + f->i1 + p),
+			_mm512_maskz_loadu_epi8(in, s + f->i2 + p),
+			_mm512_set1_epi8((char)f->c1),
+			_mm512_set1_epi8((char)f->c2),
+			_mm512_set1_epi8((char)f->or1),
+			_mm512_set1_epi8((char)f->or2), icase);
 }
 
 /*
@@ -355,6 +386,7 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
 		 size_t *stop, bool icase)
 {
 	const struct lit_tab *t = l->t;
+	const struct lit_pick *f = &t->pick[0];
 	const size_t last = n - t->m;
 	const __m512i pat = _mm512_loadu_si512(t->folded);
 	size_t p = from, spent = 0, r, mis;
@@ -376,13 +408,13 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
 	if (!((uintptr_t)(s + p) & 63) && p + 128 <= n) {
 		const __m512i iota = _mm512_loadu_si512(lit_iota);
 		const __m512i x1 =
-			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i1));
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)f->i1));
 		const __m512i x2 =
-			_mm512_add_epi8(iota, _mm512_set1_epi8((char)t->i2));
-		const __m512i c1 = _mm512_set1_epi8((char)t->c1);
-		const __m512i c2 = _mm512_set1_epi8((char)t->c2);
-		const __m512i o1 = _mm512_set1_epi8((char)t->or1);
-		const __m512i o2 = _mm512_set1_epi8((char)t->or2);
+			_mm512_add_epi8(iota, _mm512_set1_epi8((char)f->i2));
+		const __m512i c1 = _mm512_set1_epi8((char)f->c1);
+		const __m512i c2 = _mm512_set1_epi8((char)f->c2);
+		const __m512i o1 = _mm512_set1_epi8((char)f->or1);
+		const __m512i o2 = _mm512_set1_epi8((char)f->or2);
 		__m512i lo = _mm512_load_si512(s + p), hi;
 
 		do {
@@ -416,8 +448,9 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
 
 /*
  * The first start p >= @from (p <= n - m) of a match inside s[0, n), or
- * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()): where byte permutes
- * are cheap (AMD), lit_scan_permute(); elsewhere this.
+ * LIT_NONE, or LIT_GIVEUP with *@stop (lit_check()), by the filter bytes
+ * @f.  Where byte permutes are cheap (AMD), lit_scan_permute(); elsewhere
+ * this.
  *
  * The starts go by 128, in blocks whose i1 bytes begin a cache line
  * (the first block may begin before @from, the last end past n - m: their
@@ -431,15 +464,15 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
  * where c1 is in almost every block.
  */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
-lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
-	 bool icase)
+lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
+	 size_t from, size_t n, size_t *stop, bool icase)
 {
 	const struct lit_tab *t = l->t;
 	const ptrdiff_t last = (ptrdiff_t)(n - t->m), first = (ptrdiff_t)from;
-	const __m512i c1 = _mm512_set1_epi8((char)t->c1);
-	const __m512i c2 = _mm512_set1_epi8((char)t->c2);
-	const __m512i o1 = _mm512_set1_epi8((char)t->or1);
-	const __m512i o2 = _mm512_set1_epi8((char)t->or2);
+	const __m512i c1 = _mm512_set1_epi8((char)f->c1);
+	const __m512i c2 = _mm512_set1_epi8((char)f->c2);
+	const __m512i o1 = _mm512_set1_epi8((char)f->or1);
+	const __m512i o2 = _mm512_set1_epi8((char)f->or2);
 	const __m512i pat = _mm512_loadu_si512(t->folded);
 	size_t spent = 0, r;
 	ptrdiff_t q;
@@ -447,35 +480,35 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 
 	if (first > last)
 		return LIT_NONE;
-	q = first - (ptrdiff_t)(((uintptr_t)s + from + t->i1) & 63);
+	q = first - (ptrdiff_t)(((uintptr_t)s + from + f->i1) & 63);
 	for (;; q += 128) {
 		/* s + q, where q may be below 0: only masked loads go there */
 		const u8 *a = (const u8 *)((uintptr_t)s + (uintptr_t)q);
 
 		if (__builtin_expect(q >= first && q + 127 <= last, 1)) {
-			k = lit_one(~0ull, _mm512_load_si512(a + t->i1), c1, o1,
+			k = lit_one(~0ull, _mm512_load_si512(a + f->i1), c1, o1,
 				    icase);
-			k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + t->i1),
+			k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + f->i1),
 				     c1, o1, icase);
 		} else {
 			__mmask64 in = ts_lanes_in(q, first, last + 1),
 				  in2 = ts_lanes_in(q + 64, first, last + 1);
 
-			k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + t->i1),
+			k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + f->i1),
 				    c1, o1, icase);
 			k2 = lit_one(in2,
 				     _mm512_maskz_loadu_epi8(in2,
-							     a + 64 + t->i1),
+							     a + 64 + f->i1),
 				     c1, o1, icase);
 		}
 		if (__builtin_expect(k | k2, 0)) {
 			/* loaded under the candidates, which may be all
 			 * that lies within the write in the first and last
 			 * blocks */
-			k = lit_one(k, _mm512_maskz_loadu_epi8(k, a + t->i2),
+			k = lit_one(k, _mm512_maskz_loadu_epi8(k, a + f->i2),
 				    c2, o2, icase);
 			k2 = lit_one(
-				k2, _mm512_maskz_loadu_epi8(k2, a + 64 + t->i2),
+				k2, _mm512_maskz_loadu_epi8(k2, a + 64 + f->i2),
 				c2, o2, icase);
 			r = lit_check(l, pat, s, (size_t)q, k, from, &spent,
 				      stop);
@@ -491,13 +524,15 @@ lit_scan(const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop,
 	}
 }
 
-/* lit_scan() with its fold, if the filter bytes are letters under
- * TS_IGNORECASE, as a constant. */
+/* lit_scan() by the stream's filter bytes (lit_repick()), with their
+ * fold, if they are letters under TS_IGNORECASE, as a constant. */
 static inline __attribute__((always_inline)) LIT_TARGET size_t lit_scan_any(
 	const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
 {
-	return l->t->or1 | l->t->or2 ? lit_scan(l, s, from, n, stop, true) :
-				       lit_scan(l, s, from, n, stop, false);
+	const struct lit_pick *f = l->pick;
+
+	return f->or1 | f->or2 ? lit_scan(l, f, s, from, n, stop, true) :
+				 lit_scan(l, f, s, from, n, stop, false);
 }
 
 /* The starts among the last t = m - 1 bytes of s[0, n) (bit j: start
@@ -679,6 +714,61 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
 }
 #endif
 
+#if LIT_X86
+/*
+ * Whether another pick of filter bytes would let fewer blocks of write
+ * s[0, n) through.  The table's rarest byte can be common in some data
+ * (a 'k' in most 128-byte blocks of a text): each write then pays for the
+ * second compare, the unaligned loads and the branches the predictor
+ * loses, where another of the pattern's bytes would let few blocks
+ * through.  Each pick's c1 is looked for in the write's first LIT_SAMPLE
+ * bytes, 64 at a time.  Where the stream's own is in 3 vectors of 4, it
+ * takes the one found in the fewest, if in under half as many: its
+ * second byte may let more through the pair, which a small gain would
+ * not pay for.  The next look comes 2^LIT_REPICK_LOG bytes of the
+ * stream later after a change, else twice as many as the last time (at
+ * least 2^LIT_REPICK_LOG_RARE where c1 was not common): the first with
+ * the first long write.
+ */
+static LIT_TARGET __attribute__((noinline)) void
+lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
+{
+	const struct lit_tab *t = l->t;
+	const size_t len = n < LIT_SAMPLE ? n : LIT_SAMPLE;
+	const unsigned int had = (unsigned int)(l->pick - t->pick);
+	unsigned int seen[LIT_PICKS] = { 0 }, best = had, vectors = 0, i;
+
+	for (size_t p = 0; p + 64 <= len; p += 64, vectors++) {
+		const __m512i v = _mm512_loadu_si512(s + p);
+
+		for (i = 0; i < t->picks; i++)
+			seen[i] += !!lit_one(
+				~0ull, v, _mm512_set1_epi8((char)t->pick[i].c1),
+				_mm512_set1_epi8((char)t->pick[i].or1), true);
+	}
+	if (!vectors)
+		return; /* a short write: look at the next long one */
+	if (seen[had] * 4 < vectors * 3) {
+		/* few blocks through: no need to look again soon */
+		if (l->repick_log < LIT_REPICK_LOG_RARE)
+			l->repick_log = LIT_REPICK_LOG_RARE;
+		else if (l->repick_log < LIT_REPICK_LOG_MAX)
+			l->repick_log++;
+	} else {
+		for (i = 0; i < t->picks; i++)
+			if (seen[i] * 2 < seen[best])
+				best = i;
+		if (best != had || l->repick_log < LIT_REPICK_LOG)
+			l->repick_log = LIT_REPICK_LOG;
+		else if (l->repick_log < LIT_REPICK_LOG_MAX)
+			l->repick_log++;
+	}
+	l->repick_at = end + (1ull << l->repick_log);
+	l->pick = &t->pick[best];
+}
+
+#endif
+
 /* only ever called where literal_native() said yes */
 LIT_TARGET static __attribute__((noinline)) int
 lit_next_slow(struct ts_config *conf, void *state,
@@ -688,6 +778,13 @@ lit_next_slow(struct ts_config *conf, void *state,
 	const size_t n = in->len;
 
 	(void)conf;
+#if LIT_X86
+	if (l->phase == LIT_REPICK) {
+		l->phase = LIT_IDLE;
+		if (n)
+			lit_repick(l, in->data, n, in->offset + n);
+	}
+#endif
 	if (in->end || !n)
 		return 0; /* a literal never waits on the end */
 	switch (l->phase) {
@@ -726,10 +823,11 @@ scan : {
 	if (from + l->t->m > n)
 		q = LIT_NONE;
 	else if (l->t->permute)
-		q = l->t->or1 | l->t->or2 ? lit_scan_permute(l, in->data, from,
-							     n, &stop, true) :
-					    lit_scan_permute(l, in->data, from,
-							     n, &stop, false);
+		q = l->t->pick[0].or1 | l->t->pick[0].or2 ?
+			    lit_scan_permute(l, in->data, from, n, &stop,
+					     true) :
+			    lit_scan_permute(l, in->data, from, n, &stop,
+					     false);
 	else
 		q = lit_scan_any(l, in->data, from, n, &stop);
 	if (q == LIT_GIVEUP) {
@@ -797,6 +895,11 @@ lit_next_long(struct ts_config *conf, void *state,
 	q = lit_scan_any(l, in->data, 0, in->len, &stop);
 	if (q == LIT_NONE) {
 		l->state = lit_tail_state(l, in->data, in->len);
+		/* now and then, whether another pick would do better, on
+		 * the next write (a call here would cost every write
+		 * registers, a count in the scan a chain through memory) */
+		if (in->offset >= l->repick_at)
+			l->phase = LIT_REPICK;
 		return 0;
 	}
 	/* the long way finds that match again at once, or gives up again
@@ -834,7 +937,7 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 	 * is a candidate the state is that of the last m - 1 bytes alone,
 	 * else the long way goes on from the first candidates. */
 	else if (!l->state && n >= t->m && n <= LIT_FAST_MAX) {
-		size_t p = t->or1 | t->or2 ?
+		size_t p = t->pick[0].or1 | t->pick[0].or2 ?
 				   lit_first_candidates(t, in->data, n, true) :
 				   lit_first_candidates(t, in->data, n, false);
 

@@ -14,6 +14,17 @@
 /* the longest pattern the native engine takes: its state is 64 bits */
 #define LIT_MAX 64u
 
+/* the most pairs of filter bytes a stream chooses among (lit_repick()) */
+#define LIT_PICKS 4u
+
+/* A pair of filter bytes: their positions in the pattern, their folded
+ * values and what a data byte is ORed with before it is compared with
+ * them (0x20 for a letter under TS_IGNORECASE) */
+struct lit_pick {
+	unsigned int i1, i2; /* i1 the rarer */
+	u8 c1, c2, or1, or2;
+};
+
 struct lit_tab {
 	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
 	uint64_t kill[256]; /* ~mask within the pattern's m bits */
@@ -21,9 +32,13 @@ struct lit_tab {
 	size_t quick_max;   /* the longest write lit_quick() takes */
 	bool quick_tail;    /* and it takes the last m - 1 bytes */
 	u8 fold[256];
-	u8 folded[LIT_MAX];	    /* zero past m: loaded whole */
-	unsigned int m, i1, i2, i3; /* i3 narrows the candidates of i1, i2 */
-	u8 c1, c2, c3, or1, or2, or3;
+	u8 folded[LIT_MAX]; /* zero past m: loaded whole */
+	/* pick[0] by the table's rarest bytes; the others each with
+	 * another first byte, for data where that one is common */
+	struct lit_pick pick[LIT_PICKS];
+	unsigned int picks;
+	unsigned int m, i3; /* i3 narrows the candidates of pick[0] */
+	u8 c3, or3;
 	u8 p0, p1, p2, o0, o1, o2; /* the first three, for lit_tail() */
 	bool icase, overlap;
 	bool permute; /* the bulk by byte permutes: lit_scan_permute() */

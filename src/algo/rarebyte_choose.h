@@ -78,34 +78,76 @@ static inline unsigned int rb_pair_cost(const u8 *folded, unsigned int i,
 }
 
 /*
+ * The second filter position for a folded pattern of @m >= 1 bytes whose
+ * first is @i1: the rarest byte of a different value by rb_pair_cost()
+ * (the other end if the pattern is one byte repeated; @i1 itself only
+ * when m == 1).  Ties go to the earlier position, which spreads the two
+ * apart.
+ */
+static inline unsigned int rb_choose_second(const u8 *folded, unsigned int m,
+					    bool icase, unsigned int i1)
+{
+	unsigned int i, best = m;
+
+	for (i = 0; i < m; i++) {
+		if (folded[i] == folded[i1])
+			continue;
+		if (best == m || rb_pair_cost(folded, i, i1, icase) <
+					 rb_pair_cost(folded, best, i1, icase))
+			best = i;
+	}
+	if (best == m) /* one value throughout: the two ends */
+		best = i1 == 0 ? m - 1 : 0;
+	return best;
+}
+
+/*
  * The filter positions for a folded pattern of @m >= 1 bytes: *i1 the
- * rarest byte, *i2 the rarest byte of a different value by
- * rb_pair_cost() (the other end if the pattern is one byte repeated;
- * *i2 == *i1 only when m == 1).  Ties go to the later position for i1
- * and the earlier for i2, which spreads the two apart.  For m == 2 the
- * two positions are 0 and 1.
+ * rarest byte (ties to the later position), *i2 rb_choose_second()'s.
+ * For m == 2 the two positions are 0 and 1.
  */
 static inline void rb_choose_positions(const u8 *folded, unsigned int m,
 				       bool icase, unsigned int *i1,
 				       unsigned int *i2)
 {
-	unsigned int i, best1 = 0, best2 = m;
+	unsigned int i, best1 = 0;
 
 	for (i = 0; i < m; i++)
 		if (rb_cost(folded[i], icase) <= rb_cost(folded[best1], icase))
 			best1 = i;
-	for (i = 0; i < m; i++) {
-		if (folded[i] == folded[best1])
-			continue;
-		if (best2 == m ||
-		    rb_pair_cost(folded, i, best1, icase) <
-			    rb_pair_cost(folded, best2, best1, icase))
-			best2 = i;
-	}
-	if (best2 == m) /* one value throughout: the two ends */
-		best2 = best1 == 0 ? m - 1 : 0;
 	*i1 = best1;
-	*i2 = best2;
+	*i2 = rb_choose_second(folded, m, icase, best1);
+}
+
+/*
+ * Up to @max first filter positions for a stream to choose among where
+ * the table's rarest byte turns out common in its data: one per distinct
+ * value, rarest first by the table (ties to the later position), the
+ * first rb_choose_positions()'s *i1.  Returns how many, at least 1.
+ */
+static inline unsigned int rb_choose_firsts(const u8 *folded, unsigned int m,
+					    bool icase, unsigned int *first,
+					    unsigned int max)
+{
+	unsigned int k, i, j, n = 0;
+
+	for (k = 0; k < max; k++) {
+		unsigned int best = m;
+
+		for (i = 0; i < m; i++) {
+			for (j = 0; j < n && folded[first[j]] != folded[i]; j++)
+				;
+			if (j < n)
+				continue; /* a value taken already */
+			if (best == m || rb_cost(folded[i], icase) <=
+						 rb_cost(folded[best], icase))
+				best = i;
+		}
+		if (best == m)
+			break;
+		first[n++] = best;
+	}
+	return n;
 }
 
 /*

@@ -2383,10 +2383,9 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
  * permute); the rest are read in place.  Where the automata cost two
  * steps of 16 table loads, this costs a vector.
  */
-TD_TARGET_VBMI static TD_INLINE size_t
-tds_filter_write_k(const struct teddy *t, struct tds *st,
-		   const struct ts_stream_input *in, const unsigned int keyw,
-		   const bool rare)
+TD_TARGET_VBMI static TD_INLINE size_t tds_filter_write_k(
+	const struct teddy *t, struct tds *st, const struct ts_stream_input *in,
+	const unsigned int keyw, const bool rare)
 {
 	const size_t n = in->len;
 	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
@@ -2675,32 +2674,32 @@ tds_next_filtered(struct ts_config *conf, struct tds *st,
 
 /* tds_next() for a write that tds_filter_write() may take, for each key
  * width (t->quick->filter) */
-#define TDS_NEXT_FILTER(k)                                                  \
-	TD_TARGET_VBMI static __attribute__((noinline)) int                 \
-	tds_next_filter_rare_##k(struct ts_config *conf, void *state,       \
-				 const struct ts_stream_input *in,          \
-				 struct ts_match *m)                        \
-	{                                                                   \
-		size_t at = tds_filter_write_k(ts_config_priv(conf), state, \
-					       in, k, true);                \
-                                                                            \
-		if (at == TDS_FW_DONE)                                      \
-			return 0;                                           \
-		return tds_next_filtered(conf, state, in, at, m);           \
-	}                                                                   \
-	TD_TARGET_VBMI static int tds_next_filter_##k(                      \
-		struct ts_config *conf, void *state,                        \
-		const struct ts_stream_input *in, struct ts_match *m)       \
-	{                                                                   \
-		const struct teddy *t = ts_config_priv(conf);               \
-		size_t at;                                                  \
-                                                                            \
-		if (in->len > TDS_FILTER_RARE && t->rare_n)                 \
-			return tds_next_filter_rare_##k(conf, state, in, m); \
-		at = tds_filter_write_k(t, state, in, k, false);            \
-		if (at == TDS_FW_DONE)                                      \
-			return 0;                                           \
-		return tds_next_filtered(conf, state, in, at, m);           \
+#define TDS_NEXT_FILTER(k)                                                    \
+	TD_TARGET_VBMI static                                                 \
+		__attribute__((noinline)) int tds_next_filter_rare_##k(       \
+			struct ts_config *conf, void *state,                  \
+			const struct ts_stream_input *in, struct ts_match *m) \
+	{                                                                     \
+		size_t at = tds_filter_write_k(ts_config_priv(conf), state,   \
+					       in, k, true);                  \
+                                                                              \
+		if (at == TDS_FW_DONE)                                        \
+			return 0;                                             \
+		return tds_next_filtered(conf, state, in, at, m);             \
+	}                                                                     \
+	TD_TARGET_VBMI static int tds_next_filter_##k(                        \
+		struct ts_config *conf, void *state,                          \
+		const struct ts_stream_input *in, struct ts_match *m)         \
+	{                                                                     \
+		const struct teddy *t = ts_config_priv(conf);                 \
+		size_t at;                                                    \
+                                                                              \
+		if (in->len > TDS_FILTER_RARE && t->rare_n)                   \
+			return tds_next_filter_rare_##k(conf, state, in, m);  \
+		at = tds_filter_write_k(t, state, in, k, false);              \
+		if (at == TDS_FW_DONE)                                        \
+			return 0;                                             \
+		return tds_next_filtered(conf, state, in, at, m);             \
 	}
 TDS_NEXT_FILTER(1)
 TDS_NEXT_FILTER(2)
