@@ -475,53 +475,80 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	const __m512i o2 = _mm512_set1_epi8((char)f->or2);
 	const __m512i pat = _mm512_loadu_si512(t->folded);
 	size_t spent = 0, r;
-	ptrdiff_t q;
-	__mmask64 k, k2;
+	ptrdiff_t q, x;
+	__mmask64 k, k2, in, in2;
+
+/* The block of starts q to q + 127 at a = s + q, its c1 lanes in k and
+ * k2: the i2 bytes loaded under them (which may be all that lies within
+ * the write in the first and last blocks) and compared with c2, then the
+ * survivors verified; returns from lit_scan() at a match. */
+#define LIT_BLOCK(a)                                                        \
+	do {                                                                \
+		k = lit_one(k, _mm512_maskz_loadu_epi8(k, (a) + f->i2), c2, \
+			    o2, icase);                                     \
+		k2 = lit_one(k2,                                            \
+			     _mm512_maskz_loadu_epi8(k2, (a) + 64 + f->i2), \
+			     c2, o2, icase);                                \
+		r = lit_check(l, pat, s, (size_t)q, k, from, &spent, stop); \
+		if (r != LIT_NONE)                                          \
+			return r;                                           \
+		r = lit_check(l, pat, s, (size_t)q + 64, k2, from, &spent,  \
+			      stop);                                        \
+		if (r != LIT_NONE)                                          \
+			return r;                                           \
+	} while (0)
 
 	if (first > last)
 		return LIT_NONE;
-	q = first - (ptrdiff_t)(((uintptr_t)s + from + f->i1) & 63);
-	for (;; q += 128) {
-		/* s + q, where q may be below 0: only masked loads go there */
+	/* the first block, from the cache line before @from's i1 byte:
+	 * its starts from @from, and to n - m where the write ends in it
+	 * (s + q may lie before s: only masked loads go there) */
+	x = (ptrdiff_t)(((uintptr_t)s + from + f->i1) & 63);
+	q = first - x;
+	in = ~0ull << x;
+	x = last - q + 1;
+	if (x < 128) {
+		in &= _bzhi_u64(~0ull, (unsigned int)x);
+		in2 = x > 64 ? _bzhi_u64(~0ull, (unsigned int)(x - 64)) : 0;
+	} else {
+		in2 = ~0ull;
+	}
+	{
 		const u8 *a = (const u8 *)((uintptr_t)s + (uintptr_t)q);
 
-		if (__builtin_expect(q >= first && q + 127 <= last, 1)) {
-			k = lit_one(~0ull, _mm512_load_si512(a + f->i1), c1, o1,
-				    icase);
-			k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + f->i1),
-				     c1, o1, icase);
-		} else {
-			__mmask64 in = ts_lanes_in(q, first, last + 1),
-				  in2 = ts_lanes_in(q + 64, first, last + 1);
-
-			k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + f->i1),
-				    c1, o1, icase);
-			k2 = lit_one(in2,
-				     _mm512_maskz_loadu_epi8(in2,
-							     a + 64 + f->i1),
-				     c1, o1, icase);
-		}
-		if (__builtin_expect(k | k2, 0)) {
-			/* loaded under the candidates, which may be all
-			 * that lies within the write in the first and last
-			 * blocks */
-			k = lit_one(k, _mm512_maskz_loadu_epi8(k, a + f->i2),
-				    c2, o2, icase);
-			k2 = lit_one(
-				k2, _mm512_maskz_loadu_epi8(k2, a + 64 + f->i2),
-				c2, o2, icase);
-			r = lit_check(l, pat, s, (size_t)q, k, from, &spent,
-				      stop);
-			if (r != LIT_NONE)
-				return r;
-			r = lit_check(l, pat, s, (size_t)q + 64, k2, from,
-				      &spent, stop);
-			if (r != LIT_NONE)
-				return r;
-		}
-		if (q + 127 >= last)
-			return LIT_NONE;
+		k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + f->i1), c1, o1,
+			    icase);
+		k2 = lit_one(in2, _mm512_maskz_loadu_epi8(in2, a + 64 + f->i1),
+			     c1, o1, icase);
+		if (k | k2)
+			LIT_BLOCK(a);
 	}
+	/* the whole blocks, loaded aligned */
+	for (q += 128; q + 127 <= last; q += 128) {
+		const u8 *a = s + q;
+
+		k = lit_one(~0ull, _mm512_load_si512(a + f->i1), c1, o1, icase);
+		k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + f->i1), c1, o1,
+			     icase);
+		if (__builtin_expect(k | k2, 0))
+			LIT_BLOCK(a);
+	}
+	/* the last block, to n - m */
+	if (q <= last) {
+		const u8 *a = s + q;
+
+		x = last - q + 1;
+		in = _bzhi_u64(~0ull, (unsigned int)x);
+		in2 = x > 64 ? _bzhi_u64(~0ull, (unsigned int)(x - 64)) : 0;
+		k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + f->i1), c1, o1,
+			    icase);
+		k2 = lit_one(in2, _mm512_maskz_loadu_epi8(in2, a + 64 + f->i1),
+			     c1, o1, icase);
+		if (k | k2)
+			LIT_BLOCK(a);
+	}
+#undef LIT_BLOCK
+	return LIT_NONE;
 }
 
 /* lit_scan() by the stream's filter bytes (lit_repick()), with their
