@@ -220,7 +220,7 @@ static void test_differential(void **unused)
  * 'q' and 'z' throughout, 'e' (ranked among the most common) in a few
  * places and in the pattern, which holds all four.  A stream's long
  * writes then move its scan to the pick whose first byte is 'e'
- * (lit_repick()), whose matches must be the same.  Patterns of 2 to 64
+ * (lit_repick()), whose matches must be the same.  Patterns of 4 to 64
  * bytes, 'e' anywhere in them, TS_IGNORECASE (with 'E' in the data) and
  * TS_OVERLAP, writes mostly of more than 768 bytes.
  */
@@ -234,10 +234,10 @@ static void test_repick(void **unused)
 
 	(void)unused;
 	assert_int_equal(setenv("TEXTSEARCH_LITERAL_BULK", "split", 1), 0);
-	for (int it = 0; it < 300; it++) {
+	for (int it = 0; it < 600; it++) {
 		int flags = (rng_below(&r, 2) ? TS_IGNORECASE : 0) |
 			    (rng_below(&r, 2) ? TS_OVERLAP : 0);
-		unsigned int n = 8000 + rng_below(&r, MAXDATA - 8000);
+		unsigned int n = 16000 + rng_below(&r, MAXDATA - 16000);
 		unsigned int m = 4 + rng_below(&r, 61);
 		unsigned int e = 1 + rng_below(&r, 3);
 		u8 pat[64];
@@ -250,10 +250,10 @@ static void test_repick(void **unused)
 		for (unsigned int i = 0; i < e; i++)
 			pat[rng_below(&r, m)] = 'e';
 		for (unsigned int i = 0; i < n; i++)
-			data[i] = (u8)(rng_below(&r, 400) ?
+			data[i] = (u8)(rng_below(&r, 2000) ?
 					       common[rng_below(&r, 3)] :
 					       "eE"[rng_below(&r, 2)]);
-		for (int k = 20 + (int)rng_below(&r, 40); k > 0; k--) {
+		for (int k = 5 + (int)rng_below(&r, 15); k > 0; k--) {
 			unsigned int at = rng_below(&r, n - m);
 
 			memcpy(data + at, pat, m);

@@ -116,12 +116,12 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * aligned loads of lit_scan() cost less than its setup (in cache) */
 #define LIT_FAST_MAX 768u
 /* lit_repick(): after how many bytes of the stream it looks again (log2:
- * 32 KiB after a change, 512 KiB where c1 was not common, 8 MiB at most),
- * and over how many bytes of a write */
+ * 32 KiB after a change, 512 KiB where its pick cost little, 8 MiB at
+ * most), and over how many starts of a write */
 #define LIT_REPICK_LOG 15u
 #define LIT_REPICK_LOG_RARE 19u
 #define LIT_REPICK_LOG_MAX 23u
-#define LIT_SAMPLE 512u
+#define LIT_SAMPLE 2048u
 /* verify bytes allowed per byte scanned, and a slack */
 #define LIT_WORK 4u
 #define LIT_SLACK 256u
@@ -743,53 +743,71 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
 
 #if LIT_X86
 /*
- * Whether another pick of filter bytes would let fewer blocks of write
- * s[0, n) through.  The table's rarest byte can be common in some data
- * (a 'k' in most 128-byte blocks of a text): each write then pays for the
- * second compare, the unaligned loads and the branches the predictor
- * loses, where another of the pattern's bytes would let few blocks
- * through.  Each pick's c1 is looked for in the write's first LIT_SAMPLE
- * bytes, 64 at a time.  Where the stream's own is in 3 vectors of 4, it
- * takes the one found in the fewest, if in under half as many: its
- * second byte may let more through the pair, which a small gain would
- * not pay for.  The next look comes 2^LIT_REPICK_LOG bytes of the
- * stream later after a change, else twice as many as the last time (at
- * least 2^LIT_REPICK_LOG_RARE where c1 was not common): the first with
- * the first long write.
+ * Whether another pick of filter bytes would cost write s[0, n) less.
+ * The table's rarest byte can be common in some data (a 'k' in most
+ * 128-byte blocks of a text): lit_scan() then takes the second compare
+ * and its unaligned loads in most blocks, where another of the pattern's
+ * bytes would let few through.  Each pick is tried on the write's first
+ * LIT_SAMPLE starts, 128 at a time, as lit_scan() takes them, and costed
+ * in blocks: those where its c1 occurs, twice those on the less likely
+ * side of that branch (the predictor's misses, which cost the most, all
+ * the more from memory, where they stop the loads ahead), and the starts
+ * that pass its pair (each a verify).  The stream takes the cheapest, if
+ * it costs under 2/3 of its own.  The next look comes 2^LIT_REPICK_LOG
+ * bytes of the stream later after a change, else twice as many as the
+ * last time (at least 2^LIT_REPICK_LOG_RARE where its own pick cost
+ * little): the first with the first long write.
  */
 static LIT_TARGET __attribute__((noinline)) void
 lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 {
 	const struct lit_tab *t = l->t;
-	const size_t len = n < LIT_SAMPLE ? n : LIT_SAMPLE;
+	const size_t starts = n >= t->m ? n - t->m + 1 : 0;
+	const size_t len = starts < LIT_SAMPLE ? starts : LIT_SAMPLE;
 	const unsigned int had = (unsigned int)(l->pick - t->pick);
-	unsigned int seen[LIT_PICKS] = { 0 }, best = had, vectors = 0, i;
+	unsigned int cost[LIT_PICKS], blocks = (unsigned int)(len / 128),
+				      best = had, i;
 
-	for (size_t p = 0; p + 64 <= len; p += 64, vectors++) {
-		const __m512i v = _mm512_loadu_si512(s + p);
-
-		for (i = 0; i < t->picks; i++)
-			seen[i] += !!lit_one(
-				~0ull, v, _mm512_set1_epi8((char)t->pick[i].c1),
-				_mm512_set1_epi8((char)t->pick[i].or1), true);
-	}
-	if (!vectors)
+	if (!blocks)
 		return; /* a short write: look at the next long one */
-	if (seen[had] * 4 < vectors * 3) {
-		/* few blocks through: no need to look again soon */
-		if (l->repick_log < LIT_REPICK_LOG_RARE)
-			l->repick_log = LIT_REPICK_LOG_RARE;
-		else if (l->repick_log < LIT_REPICK_LOG_MAX)
-			l->repick_log++;
-	} else {
-		for (i = 0; i < t->picks; i++)
-			if (seen[i] * 2 < seen[best])
-				best = i;
-		if (best != had || l->repick_log < LIT_REPICK_LOG)
-			l->repick_log = LIT_REPICK_LOG;
-		else if (l->repick_log < LIT_REPICK_LOG_MAX)
-			l->repick_log++;
+	for (i = 0; i < t->picks; i++) {
+		const struct lit_pick *f = &t->pick[i];
+		const __m512i c1 = _mm512_set1_epi8((char)f->c1);
+		const __m512i o1 = _mm512_set1_epi8((char)f->or1);
+		const __m512i c2 = _mm512_set1_epi8((char)f->c2);
+		const __m512i o2 = _mm512_set1_epi8((char)f->or2);
+		unsigned int hit = 0, pass = 0;
+
+		for (size_t p = 0; p + 128 <= len; p += 128) {
+			__mmask64 k = lit_one(~0ull,
+					      _mm512_loadu_si512(s + p + f->i1),
+					      c1, o1, true);
+			__mmask64 k2 = lit_one(
+				~0ull, _mm512_loadu_si512(s + p + 64 + f->i1),
+				c1, o1, true);
+
+			if (!(k | k2))
+				continue;
+			hit++;
+			k = lit_one(k, _mm512_loadu_si512(s + p + f->i2), c2,
+				    o2, true);
+			k2 = lit_one(k2, _mm512_loadu_si512(s + p + 64 + f->i2),
+				     c2, o2, true);
+			pass += (unsigned int)(__builtin_popcountll(k) +
+					       __builtin_popcountll(k2));
+		}
+		cost[i] = hit + 2 * (hit < blocks - hit ? hit : blocks - hit) +
+			  pass;
 	}
+	for (i = 0; i < t->picks; i++)
+		if (cost[i] * 3 < cost[best] * 2)
+			best = i;
+	if (best != had || l->repick_log < LIT_REPICK_LOG)
+		l->repick_log = LIT_REPICK_LOG;
+	else if (cost[had] * 4 <= blocks && l->repick_log < LIT_REPICK_LOG_RARE)
+		l->repick_log = LIT_REPICK_LOG_RARE;
+	else if (l->repick_log < LIT_REPICK_LOG_MAX)
+		l->repick_log++;
 	l->repick_at = end + (1ull << l->repick_log);
 	l->pick = &t->pick[best];
 }
