@@ -116,10 +116,10 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * aligned loads of lit_scan() cost less than its setup (in cache) */
 #define LIT_FAST_MAX 768u
 /* lit_repick(): after how many bytes of the stream it looks again (log2:
- * 32 KiB after a change, 512 KiB where its pick cost little, 8 MiB at
- * most), and over how many starts of a write */
+ * 32 KiB after a change, 512 KiB after none, 8 MiB at most), and over
+ * how many starts of a write */
 #define LIT_REPICK_LOG 15u
-#define LIT_REPICK_LOG_RARE 19u
+#define LIT_REPICK_LOG_KEPT 19u
 #define LIT_REPICK_LOG_MAX 23u
 #define LIT_SAMPLE 2048u
 /* verify bytes allowed per byte scanned, and a slack */
@@ -749,14 +749,14 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
  * and its unaligned loads in most blocks, where another of the pattern's
  * bytes would let few through.  Each pick is tried on the write's first
  * LIT_SAMPLE starts, 128 at a time, as lit_scan() takes them, and costed
- * in blocks: those where its c1 occurs, twice those on the less likely
- * side of that branch (the predictor's misses, which cost the most, all
- * the more from memory, where they stop the loads ahead), and the starts
- * that pass its pair (each a verify).  The stream takes the cheapest, if
- * it costs under 2/3 of its own.  The next look comes 2^LIT_REPICK_LOG
- * bytes of the stream later after a change, else twice as many as the
- * last time (at least 2^LIT_REPICK_LOG_RARE where its own pick cost
- * little): the first with the first long write.
+ * in blocks: those where its c1 occurs, those on the less likely side
+ * of that branch (the predictor's misses, which from memory cost the
+ * most: they stop the loads ahead), and the starts that pass its pair
+ * (each a verify).  The stream takes the cheapest, if
+ * it costs under 2/3 of its own.  The first look comes with the first
+ * long write, the next 2^LIT_REPICK_LOG bytes of the stream after a
+ * change, else 2^LIT_REPICK_LOG_KEPT or twice as many as the last time:
+ * a look costs a few writes' worth, and data seldom changes its bytes.
  */
 static LIT_TARGET __attribute__((noinline)) void
 lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
@@ -796,16 +796,16 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 			pass += (unsigned int)(__builtin_popcountll(k) +
 					       __builtin_popcountll(k2));
 		}
-		cost[i] = hit + 2 * (hit < blocks - hit ? hit : blocks - hit) +
-			  pass;
+		cost[i] =
+			hit + (hit < blocks - hit ? hit : blocks - hit) + pass;
 	}
 	for (i = 0; i < t->picks; i++)
 		if (cost[i] * 3 < cost[best] * 2)
 			best = i;
-	if (best != had || l->repick_log < LIT_REPICK_LOG)
+	if (best != had)
 		l->repick_log = LIT_REPICK_LOG;
-	else if (cost[had] * 4 <= blocks && l->repick_log < LIT_REPICK_LOG_RARE)
-		l->repick_log = LIT_REPICK_LOG_RARE;
+	else if (l->repick_log < LIT_REPICK_LOG_KEPT)
+		l->repick_log = LIT_REPICK_LOG_KEPT;
 	else if (l->repick_log < LIT_REPICK_LOG_MAX)
 		l->repick_log++;
 	l->repick_at = end + (1ull << l->repick_log);
