@@ -115,9 +115,11 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 /* the longest write lit_first_candidates() takes: past about 1 KiB the
  * aligned loads of lit_scan() cost less than its setup (in cache) */
 #define LIT_FAST_MAX 768u
-/* lit_repick(): after how many bytes of the stream it looks again (log2:
- * 32 KiB after a change, 512 KiB after none, 8 MiB at most), and over
- * how many starts of a write */
+/* lit_repick(): the unit of struct lit's repick_at (log2, 4 KiB); after
+ * how many bytes of the stream it looks again (log2: 32 KiB after a
+ * change, 512 KiB after none, 8 MiB at most); over how many starts of a
+ * write */
+#define LIT_REPICK_UNIT_LOG 12u
 #define LIT_REPICK_LOG 15u
 #define LIT_REPICK_LOG_KEPT 19u
 #define LIT_REPICK_LOG_MAX 23u
@@ -146,15 +148,16 @@ struct lit {
 	uint64_t emit_from; /* the automaton reports no start before this */
 	size_t pos;	    /* next byte (automaton) or start (scan) */
 	size_t stop;	    /* the automaton runs to here */
-	unsigned char phase, after; /* after: the phase past the automaton */
-	bool head; /* the automaton stops once the state is 0 */
 	/* the filter bytes of the long writes' scan, one of t->pick
 	 * (lit_repick(); a pointer, which the scan reaches a load sooner
-	 * than an index); the stream offset from which it looks again, and
-	 * log2 of the bytes it waited last */
+	 * than an index); the stream offset from which it looks again, in
+	 * 2^LIT_REPICK_UNIT_LOG bytes (modulo 2^32: 64 bytes of state in all, a
+	 * cache line), and log2 of the bytes it waited last */
 	const struct lit_pick *pick;
-	uint64_t repick_at;
+	uint32_t repick_at;
 	unsigned char repick_log;
+	unsigned char phase, after; /* after: the phase past the automaton */
+	bool head; /* the automaton stops once the state is 0 */
 };
 
 static bool literal_native(struct ts_config *conf)
@@ -808,7 +811,8 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 		l->repick_log = LIT_REPICK_LOG_KEPT;
 	else if (l->repick_log < LIT_REPICK_LOG_MAX)
 		l->repick_log++;
-	l->repick_at = end + (1ull << l->repick_log);
+	l->repick_at = (uint32_t)((end + (1ull << l->repick_log)) >>
+				  LIT_REPICK_UNIT_LOG);
 	l->pick = &t->pick[best];
 }
 
@@ -943,7 +947,8 @@ lit_next_long(struct ts_config *conf, void *state,
 		/* now and then, whether another pick would do better, on
 		 * the next write (a call here would cost every write
 		 * registers, a count in the scan a chain through memory) */
-		if (in->offset >= l->repick_at)
+		if ((int32_t)((uint32_t)(in->offset >> LIT_REPICK_UNIT_LOG) -
+			      l->repick_at) >= 0)
 			l->phase = LIT_REPICK;
 		return 0;
 	}
