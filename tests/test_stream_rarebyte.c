@@ -11,6 +11,8 @@
  *     past the write faults, masked or not;
  *   - each match is yielded by the next() calls right after the write
  *     that completed it;
+ *   - data where the bytes the table ranks rarest are common, which
+ *     moves a stream's long writes to another pair of filter bytes;
  *   - offsets past 4 GiB, over a stream of 4.1 GiB of writes;
  *   - both bulks of the scan (TEXTSEARCH_LITERAL_BULK), whatever the CPU.
  * Where the CPU lacks AVX-512 VBMI, the same checks run the generic

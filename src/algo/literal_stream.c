@@ -72,10 +72,10 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * steps, in match order: the automaton over its first bytes while the
  * state says a match begun earlier may end there; a vector filter over the
  * starts inside the write, on the pattern's two rarest bytes
- * (rarebyte_choose.h; lit_scan(), lit_scan_permute()), each survivor
- * verified; then the
- * state of its last bytes, from the starts whose bytes are a prefix of the
- * pattern.  Verifies are charged to a budget (LIT_WORK per byte scanned):
+ * (rarebyte_choose.h; lit_scan(), lit_scan_permute()), or another pair
+ * where the stream's data makes those common (lit_repick(): the one other
+ * thing a stream carries), each survivor verified; then the state of its
+ * last bytes, from the starts whose bytes are a prefix of the pattern.  Verifies are charged to a budget (LIT_WORK per byte scanned):
  * past it, on periodic data, the automaton takes the rest of the write, so
  * a write costs O(len) whatever the data.
  *
