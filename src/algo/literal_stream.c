@@ -501,6 +501,24 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 			return r;                                           \
 	} while (0)
 
+/* The block of q's first x starts (1 <= x <= 128) under @in and @in2,
+ * its c1 bytes loaded under them: its candidates, as LIT_BLOCK(). */
+#define LIT_PART(x)                                                          \
+	do {                                                                 \
+		const u8 *a_ = (const u8 *)((uintptr_t)s + (uintptr_t)q);    \
+		const unsigned int x_ = (unsigned int)(x);                   \
+                                                                             \
+		in &= _bzhi_u64(~0ull, x_);                                  \
+		in2 = x_ > 64 ? _bzhi_u64(~0ull, x_ - 64) : 0;               \
+		k = lit_one(in, _mm512_maskz_loadu_epi8(in, a_ + f->i1), c1, \
+			    o1, icase);                                      \
+		k2 = lit_one(in2,                                            \
+			     _mm512_maskz_loadu_epi8(in2, a_ + 64 + f->i1),  \
+			     c1, o1, icase);                                 \
+		if (k | k2)                                                  \
+			LIT_BLOCK(a_);                                       \
+	} while (0)
+
 	if (first > last)
 		return LIT_NONE;
 	/* the first block, from the cache line before @from's i1 byte:
@@ -510,22 +528,7 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	q = first - x;
 	in = ~0ull << x;
 	x = last - q + 1;
-	if (x < 128) {
-		in &= _bzhi_u64(~0ull, (unsigned int)x);
-		in2 = x > 64 ? _bzhi_u64(~0ull, (unsigned int)(x - 64)) : 0;
-	} else {
-		in2 = ~0ull;
-	}
-	{
-		const u8 *a = (const u8 *)((uintptr_t)s + (uintptr_t)q);
-
-		k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + f->i1), c1, o1,
-			    icase);
-		k2 = lit_one(in2, _mm512_maskz_loadu_epi8(in2, a + 64 + f->i1),
-			     c1, o1, icase);
-		if (k | k2)
-			LIT_BLOCK(a);
-	}
+	LIT_PART(x < 128 ? x : 128);
 	/* the whole blocks, loaded aligned */
 	for (q += 128; q + 127 <= last; q += 128) {
 		const u8 *a = s + q;
@@ -538,18 +541,10 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	}
 	/* the last block, to n - m */
 	if (q <= last) {
-		const u8 *a = s + q;
-
-		x = last - q + 1;
-		in = _bzhi_u64(~0ull, (unsigned int)x);
-		in2 = x > 64 ? _bzhi_u64(~0ull, (unsigned int)(x - 64)) : 0;
-		k = lit_one(in, _mm512_maskz_loadu_epi8(in, a + f->i1), c1, o1,
-			    icase);
-		k2 = lit_one(in2, _mm512_maskz_loadu_epi8(in2, a + 64 + f->i1),
-			     c1, o1, icase);
-		if (k | k2)
-			LIT_BLOCK(a);
+		in = ~0ull;
+		LIT_PART(last - q + 1);
 	}
+#undef LIT_PART
 #undef LIT_BLOCK
 	return LIT_NONE;
 }
