@@ -750,11 +750,12 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
  * in blocks: those where its c1 occurs, those on the less likely side
  * of that branch (the predictor's misses, which from memory cost the
  * most: they stop the loads ahead), and the starts that pass its pair
- * (each a verify).  The stream takes the cheapest, if
- * it costs under 2/3 of its own.  The first look comes with the first
- * long write, the next 2^LIT_REPICK_LOG bytes of the stream after a
- * change, else 2^LIT_REPICK_LOG_KEPT or twice as many as the last time:
- * a look costs a few writes' worth, and data seldom changes its bytes.
+ * (each a verify).  The stream takes the cheapest, if it costs under 2/3
+ * of its own.  lit_next_long() asks for a look on the write after it
+ * (LIT_REPICK): after the stream's first long write, then
+ * 2^LIT_REPICK_LOG bytes of the stream after a change, else
+ * 2^LIT_REPICK_LOG_KEPT or twice as many as the last time: a look costs
+ * a few writes' worth, and data seldom changes its bytes.
  */
 static LIT_TARGET __attribute__((noinline)) void
 lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)

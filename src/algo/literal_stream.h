@@ -21,7 +21,7 @@
  * values and what a data byte is ORed with before it is compared with
  * them (0x20 for a letter under TS_IGNORECASE) */
 struct lit_pick {
-	unsigned int i1, i2; /* i1 the rarer */
+	unsigned int i1, i2; /* i1 compared first, in every block */
 	u8 c1, c2, or1, or2;
 };
 
