@@ -751,7 +751,7 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
  * of that branch (the predictor's misses, which from memory cost the
  * most: they stop the loads ahead), and the starts that pass its pair
  * (each a verify).  The stream takes the cheapest, if it costs under 2/3
- * of its own.  lit_next_long() asks for a look on the write after it
+ * of its own, and its own more than a block in four.  lit_next_long() asks for a look on the write after it
  * (LIT_REPICK): after the stream's first long write, then
  * 2^LIT_REPICK_LOG bytes of the stream after a change, else
  * 2^LIT_REPICK_LOG_KEPT or twice as many as the last time: a look costs
@@ -798,7 +798,8 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 		cost[i] =
 			hit + (hit < blocks - hit ? hit : blocks - hit) + pass;
 	}
-	for (i = 0; i < t->picks; i++)
+	/* where its own pick costs little, a cheaper one gains little */
+	for (i = 0; cost[had] * 4 > blocks && i < t->picks; i++)
 		if (cost[i] * 3 < cost[best] * 2)
 			best = i;
 	if (best != had)
