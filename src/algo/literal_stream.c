@@ -75,9 +75,10 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * (rarebyte_choose.h; lit_scan(), lit_scan_permute()), or another pair
  * where the stream's data makes those common (lit_repick(): the one other
  * thing a stream carries), each survivor verified; then the state of its
- * last bytes, from the starts whose bytes are a prefix of the pattern.  Verifies are charged to a budget (LIT_WORK per byte scanned):
- * past it, on periodic data, the automaton takes the rest of the write, so
- * a write costs O(len) whatever the data.
+ * last bytes, from the starts whose bytes are a prefix of the pattern.
+ * Verifies are charged to a budget (LIT_WORK per byte scanned): past it,
+ * on periodic data, the automaton takes the rest of the write, so a write
+ * costs O(len) whatever the data.
  *
  * Two common writes never enter that machinery (lit_next()): a short one
  * in which no match ends, the automaton stepped over all its bytes at
@@ -92,7 +93,6 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  */
 #include "rarebyte_choose.h"
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -751,11 +751,11 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
  * of that branch (the predictor's misses, which from memory cost the
  * most: they stop the loads ahead), and the starts that pass its pair
  * (each a verify).  The stream takes the cheapest, if it costs under 2/3
- * of its own, and its own more than a block in four.  lit_next_long() asks for a look on the write after it
- * (LIT_REPICK): after the stream's first long write, then
- * 2^LIT_REPICK_LOG bytes of the stream after a change, else
- * 2^LIT_REPICK_LOG_KEPT or twice as many as the last time: a look costs
- * a few writes' worth, and data seldom changes its bytes.
+ * of its own, and its own more than a block in four.  lit_next_long()
+ * asks for a look on the write after it (LIT_REPICK): after the stream's
+ * first long write, then 2^LIT_REPICK_LOG bytes of the stream after a
+ * change, else 2^LIT_REPICK_LOG_KEPT or twice as many as the last time:
+ * a look costs a few writes' worth, and data seldom changes its bytes.
  */
 static LIT_TARGET __attribute__((noinline)) void
 lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
@@ -827,8 +827,7 @@ lit_next_slow(struct ts_config *conf, void *state,
 #if LIT_X86
 	if (l->phase == LIT_REPICK) {
 		l->phase = LIT_IDLE;
-		if (n)
-			lit_repick(l, in->data, n, in->offset + n);
+		lit_repick(l, in->data, n, in->offset + n);
 	}
 #endif
 	if (in->end || !n)
