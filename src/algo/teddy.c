@@ -2672,34 +2672,43 @@ tds_next_filtered(struct ts_config *conf, struct tds *st,
 	return tds_next_from(conf, st, in, at, m);
 }
 
+/* tds_next_filtered(), unless tds_filter_write() took the whole write
+ * (TDS_FW_DONE), which needs no call. */
+static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
+					  struct tds *st,
+					  const struct ts_stream_input *in,
+					  size_t at, struct ts_match *m)
+{
+	if (at == TDS_FW_DONE)
+		return 0;
+	return tds_next_filtered(conf, st, in, at, m);
+}
+
 /* tds_next() for a write that tds_filter_write() may take, for each key
  * width (t->quick->filter) */
-#define TDS_NEXT_FILTER(k)                                                    \
-	TD_TARGET_VBMI static                                                 \
-		__attribute__((noinline)) int tds_next_filter_rare_##k(       \
-			struct ts_config *conf, void *state,                  \
-			const struct ts_stream_input *in, struct ts_match *m) \
-	{                                                                     \
-		size_t at = tds_filter_write_k(ts_config_priv(conf), state,   \
-					       in, k, true);                  \
-                                                                              \
-		if (at == TDS_FW_DONE)                                        \
-			return 0;                                             \
-		return tds_next_filtered(conf, state, in, at, m);             \
-	}                                                                     \
-	TD_TARGET_VBMI static int tds_next_filter_##k(                        \
-		struct ts_config *conf, void *state,                          \
-		const struct ts_stream_input *in, struct ts_match *m)         \
-	{                                                                     \
-		const struct teddy *t = ts_config_priv(conf);                 \
-		size_t at;                                                    \
-                                                                              \
-		if (in->len > TDS_FILTER_RARE && t->rare_n)                   \
-			return tds_next_filter_rare_##k(conf, state, in, m);  \
-		at = tds_filter_write_k(t, state, in, k, false);              \
-		if (at == TDS_FW_DONE)                                        \
-			return 0;                                             \
-		return tds_next_filtered(conf, state, in, at, m);             \
+#define TDS_NEXT_FILTER(k)                                                     \
+	TD_TARGET_VBMI static                                                  \
+		__attribute__((noinline)) int tds_next_filter_rare_##k(        \
+			struct ts_config *conf, void *state,                   \
+			const struct ts_stream_input *in, struct ts_match *m)  \
+	{                                                                      \
+		return tds_next_unless_done(                                   \
+			conf, state, in,                                       \
+			tds_filter_write_k(ts_config_priv(conf), state, in, k, \
+					   true),                              \
+			m);                                                    \
+	}                                                                      \
+	TD_TARGET_VBMI static int tds_next_filter_##k(                         \
+		struct ts_config *conf, void *state,                           \
+		const struct ts_stream_input *in, struct ts_match *m)          \
+	{                                                                      \
+		const struct teddy *t = ts_config_priv(conf);                  \
+                                                                               \
+		if (in->len > TDS_FILTER_RARE && t->rare_n)                    \
+			return tds_next_filter_rare_##k(conf, state, in, m);   \
+		return tds_next_unless_done(                                   \
+			conf, state, in,                                       \
+			tds_filter_write_k(t, state, in, k, false), m);        \
 	}
 TDS_NEXT_FILTER(1)
 TDS_NEXT_FILTER(2)
