@@ -156,6 +156,7 @@ struct lit {
 	const struct lit_pick *pick;
 	uint32_t repick_at;
 	unsigned char repick_log;
+	bool dense; /* lit_scan() compares both bytes everywhere */
 	unsigned char phase, after; /* after: the phase past the automaton */
 	bool head; /* the automaton stops once the state is 0 */
 };
@@ -465,10 +466,16 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
  * both bytes compared everywhere, where a load that straddles two cache
  * lines (the i2 bytes') cost as much as the compares; and no slower
  * where c1 is in almost every block.
+ *
+ * But where c1 is in most blocks (@dense, lit_repick()), both bytes are
+ * compared everywhere, the i2 bytes loaded whole: the same in cache, and
+ * from memory up to 1.7 times the throughput (docs/performance.md, stop
+ * 40), since no load then waits on c1's compare or on a branch that the
+ * predictor loses.
  */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
 lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
-	 size_t from, size_t n, size_t *stop, bool icase)
+	 size_t from, size_t n, size_t *stop, bool icase, bool dense)
 {
 	const struct lit_tab *t = l->t;
 	const ptrdiff_t last = (ptrdiff_t)(n - t->m), first = (ptrdiff_t)from;
@@ -481,17 +488,10 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	ptrdiff_t q, x;
 	__mmask64 k, k2, in, in2;
 
-/* The block of starts q to q + 127 at a = s + q, its c1 lanes in k and
- * k2: the i2 bytes loaded under them (which may be all that lies within
- * the write in the first and last blocks) and compared with c2, then the
- * survivors verified; returns from lit_scan() at a match. */
-#define LIT_BLOCK(a)                                                        \
+/* The survivors k and k2 of the block of starts q to q + 127 verified;
+ * returns from lit_scan() at a match. */
+#define LIT_CHECK()                                                         \
 	do {                                                                \
-		k = lit_one(k, _mm512_maskz_loadu_epi8(k, (a) + f->i2), c2, \
-			    o2, icase);                                     \
-		k2 = lit_one(k2,                                            \
-			     _mm512_maskz_loadu_epi8(k2, (a) + 64 + f->i2), \
-			     c2, o2, icase);                                \
 		r = lit_check(l, pat, s, (size_t)q, k, from, &spent, stop); \
 		if (r != LIT_NONE)                                          \
 			return r;                                           \
@@ -499,6 +499,20 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 			      stop);                                        \
 		if (r != LIT_NONE)                                          \
 			return r;                                           \
+	} while (0)
+
+/* The block of starts q to q + 127 at a = s + q, its c1 lanes in k and
+ * k2: the i2 bytes loaded under them (which may be all that lies within
+ * the write in the first and last blocks) and compared with c2, then the
+ * survivors verified. */
+#define LIT_BLOCK(a)                                                        \
+	do {                                                                \
+		k = lit_one(k, _mm512_maskz_loadu_epi8(k, (a) + f->i2), c2, \
+			    o2, icase);                                     \
+		k2 = lit_one(k2,                                            \
+			     _mm512_maskz_loadu_epi8(k2, (a) + 64 + f->i2), \
+			     c2, o2, icase);                                \
+		LIT_CHECK();                                                \
 	} while (0)
 
 /* The block of q's first x starts (1 <= x <= 128) under @in and @in2,
@@ -536,8 +550,16 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 		k = lit_one(~0ull, _mm512_load_si512(a + f->i1), c1, o1, icase);
 		k2 = lit_one(~0ull, _mm512_load_si512(a + 64 + f->i1), c1, o1,
 			     icase);
-		if (__builtin_expect(k | k2, 0))
+		if (dense) {
+			k = lit_one(k, _mm512_loadu_si512(a + f->i2), c2, o2,
+				    icase);
+			k2 = lit_one(k2, _mm512_loadu_si512(a + 64 + f->i2), c2,
+				     o2, icase);
+			if (__builtin_expect(k | k2, 0))
+				LIT_CHECK();
+		} else if (__builtin_expect(k | k2, 0)) {
 			LIT_BLOCK(a);
+		}
 	}
 	/* the last block, to n - m */
 	if (q <= last) {
@@ -546,6 +568,7 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	}
 #undef LIT_PART
 #undef LIT_BLOCK
+#undef LIT_CHECK
 	return LIT_NONE;
 }
 
@@ -556,8 +579,12 @@ static inline __attribute__((always_inline)) LIT_TARGET size_t lit_scan_any(
 {
 	const struct lit_pick *f = l->pick;
 
-	return f->or1 | f->or2 ? lit_scan(l, f, s, from, n, stop, true) :
-				 lit_scan(l, f, s, from, n, stop, false);
+	if (l->dense)
+		return f->or1 | f->or2 ?
+			       lit_scan(l, f, s, from, n, stop, true, true) :
+			       lit_scan(l, f, s, from, n, stop, false, true);
+	return f->or1 | f->or2 ? lit_scan(l, f, s, from, n, stop, true, false) :
+				 lit_scan(l, f, s, from, n, stop, false, false);
 }
 
 /* The starts among the last t = m - 1 bytes of s[0, n) (bit j: start
@@ -751,7 +778,10 @@ lit_tail_state(const struct lit *l, const u8 *s, size_t n)
  * of that branch (the predictor's misses, which from memory cost the
  * most: they stop the loads ahead), and the starts that pass its pair
  * (each a verify).  The stream takes the cheapest, if it costs under 2/3
- * of its own, and its own more than a block in four.  lit_next_long()
+ * of its own, and its own more than a block in four; where its c1 is in
+ * half the blocks or more, lit_scan() then compares both bytes
+ * everywhere (which costs a block each, in cache as much as the
+ * branch's misses, and from memory less).  lit_next_long()
  * asks for a look on the write after it (LIT_REPICK): after the stream's
  * first long write, then 2^LIT_REPICK_LOG bytes of the stream after a
  * change, else 2^LIT_REPICK_LOG_KEPT or twice as many as the last time:
@@ -764,8 +794,8 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 	const size_t starts = n >= t->m ? n - t->m + 1 : 0;
 	const size_t len = starts < LIT_SAMPLE ? starts : LIT_SAMPLE;
 	const unsigned int had = (unsigned int)(l->pick - t->pick);
-	unsigned int cost[LIT_PICKS], blocks = (unsigned int)(len / 128),
-				      best = had, i;
+	unsigned int cost[LIT_PICKS], hits[LIT_PICKS],
+		blocks = (unsigned int)(len / 128), best = had, i;
 
 	if (!blocks)
 		return; /* a short write: look at the next long one */
@@ -795,8 +825,8 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 			pass += (unsigned int)(__builtin_popcountll(k) +
 					       __builtin_popcountll(k2));
 		}
-		cost[i] =
-			hit + (hit < blocks - hit ? hit : blocks - hit) + pass;
+		cost[i] = (hit < blocks - hit ? 2 * hit : blocks) + pass;
+		hits[i] = hit;
 	}
 	/* where its own pick costs little, a cheaper one gains little */
 	for (i = 0; cost[had] * 4 > blocks && i < t->picks; i++)
@@ -811,6 +841,7 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 	l->repick_at = (uint32_t)((end + (1ull << l->repick_log)) >>
 				  LIT_REPICK_UNIT_LOG);
 	l->pick = &t->pick[best];
+	l->dense = 2 * hits[best] >= blocks;
 }
 
 #endif
