@@ -573,18 +573,16 @@ lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
 }
 
 /* lit_scan() by the stream's filter bytes (lit_repick()), with their
- * fold, if they are letters under TS_IGNORECASE, as a constant. */
-static inline __attribute__((always_inline)) LIT_TARGET size_t lit_scan_any(
-	const struct lit *l, const u8 *s, size_t from, size_t n, size_t *stop)
+ * fold, if they are letters under TS_IGNORECASE, as a constant; @dense a
+ * constant too. */
+static inline __attribute__((always_inline)) LIT_TARGET size_t
+lit_scan_any(const struct lit *l, const u8 *s, size_t from, size_t n,
+	     size_t *stop, bool dense)
 {
 	const struct lit_pick *f = l->pick;
 
-	if (l->dense)
-		return f->or1 | f->or2 ?
-			       lit_scan(l, f, s, from, n, stop, true, true) :
-			       lit_scan(l, f, s, from, n, stop, false, true);
-	return f->or1 | f->or2 ? lit_scan(l, f, s, from, n, stop, true, false) :
-				 lit_scan(l, f, s, from, n, stop, false, false);
+	return f->or1 | f->or2 ? lit_scan(l, f, s, from, n, stop, true, dense) :
+				 lit_scan(l, f, s, from, n, stop, false, dense);
 }
 
 /* The starts among the last t = m - 1 bytes of s[0, n) (bit j: start
@@ -815,9 +813,8 @@ lit_repick(struct lit *l, const u8 *s, size_t n, uint64_t end)
 				~0ull, _mm512_loadu_si512(s + p + 64 + f->i1),
 				c1, o1, true);
 
-			if (!(k | k2))
-				continue;
-			hit++;
+			/* no branch: half of them would be missed */
+			hit += (k | k2) != 0;
 			k = lit_one(k, _mm512_loadu_si512(s + p + f->i2), c2,
 				    o2, true);
 			k2 = lit_one(k2, _mm512_loadu_si512(s + p + 64 + f->i2),
@@ -905,7 +902,8 @@ scan : {
 			    lit_scan_permute(l, in->data, from, n, &stop,
 					     false);
 	else
-		q = lit_scan_any(l, in->data, from, n, &stop);
+		q = l->dense ? lit_scan_any(l, in->data, from, n, &stop, true) :
+			       lit_scan_any(l, in->data, from, n, &stop, false);
 	if (q == LIT_GIVEUP) {
 		/* the automaton takes the rest, reporting only the
 			 * starts not yet settled */
@@ -961,14 +959,15 @@ lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
  * begun earlier runs into: lit_scan() over it whole, the phases of
  * lit_next_slow() only where it holds a match (apart, so that lit_next()
  * needs no frame for the short writes). */
-static LIT_TARGET __attribute__((noinline)) int
-lit_next_long(struct ts_config *conf, void *state,
-	      const struct ts_stream_input *in, struct ts_match *m)
+static inline __attribute__((always_inline)) LIT_TARGET int
+lit_next_long_k(struct ts_config *conf, void *state,
+		const struct ts_stream_input *in, struct ts_match *m,
+		bool dense)
 {
 	struct lit *l = state;
 	size_t stop, q;
 
-	q = lit_scan_any(l, in->data, 0, in->len, &stop);
+	q = lit_scan_any(l, in->data, 0, in->len, &stop, dense);
 	if (q == LIT_NONE) {
 		l->state = lit_tail_state(l, in->data, in->len);
 		/* now and then, whether another pick would do better, on
@@ -984,6 +983,22 @@ lit_next_long(struct ts_config *conf, void *state,
 	l->phase = LIT_SCAN;
 	l->pos = q == LIT_GIVEUP ? 0 : q;
 	return lit_next_slow(conf, state, in, m);
+}
+
+/* lit_next_long_k() for each scan, apart: the dense one's code in the
+ * same function cost the other's loop 2-4% (registers, in cache). */
+static LIT_TARGET __attribute__((noinline)) int
+lit_next_long(struct ts_config *conf, void *state,
+	      const struct ts_stream_input *in, struct ts_match *m)
+{
+	return lit_next_long_k(conf, state, in, m, false);
+}
+
+static LIT_TARGET __attribute__((noinline)) int
+lit_next_dense(struct ts_config *conf, void *state,
+	       const struct ts_stream_input *in, struct ts_match *m)
+{
+	return lit_next_long_k(conf, state, in, m, true);
 }
 #endif
 
@@ -1025,7 +1040,8 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 		l->phase = LIT_SCAN;
 		l->pos = p;
 	} else if (!l->state && n > LIT_FAST_MAX && !t->permute) {
-		return lit_next_long(conf, state, in, m);
+		return l->dense ? lit_next_dense(conf, state, in, m) :
+				  lit_next_long(conf, state, in, m);
 	}
 #endif
 	return lit_next_slow(conf, state, in, m);
