@@ -467,11 +467,11 @@ lit_scan_permute(const struct lit *l, const u8 *s, size_t from, size_t n,
  * lines (the i2 bytes') cost as much as the compares; and no slower
  * where c1 is in almost every block.
  *
- * But where c1 is in most blocks (@dense, lit_repick()), both bytes are
- * compared everywhere, the i2 bytes loaded whole: the same in cache, and
- * from memory up to 1.7 times the throughput (docs/performance.md, stop
- * 40), since no load then waits on c1's compare or on a branch that the
- * predictor loses.
+ * But where c1 is in half the blocks or more (@dense, lit_repick()),
+ * both bytes are compared everywhere, the i2 bytes loaded whole: the
+ * same in cache, and from memory up to 1.7 times the throughput
+ * (docs/performance.md, stop 40), since no load then waits on c1's
+ * compare or on a branch that the predictor loses.
  */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
 lit_scan(const struct lit *l, const struct lit_pick *f, const u8 *s,
