@@ -11,6 +11,7 @@
  *     past the write faults, masked or not;
  *   - each match is yielded by the next() calls right after the write
  *     that completed it;
+ *   - short writes over letters with the pattern across their ends;
  *   - data where the bytes the table ranks rarest are common, which
  *     moves a stream's long writes to another pair of filter bytes;
  *   - offsets past 4 GiB, over a stream of 4.1 GiB of writes;
@@ -92,7 +93,9 @@ static const struct {
 
 /* Cuts of the writes: @mode 0 to 3 as test_differential() draws them;
  * 4 mostly past LIT_FAST_MAX (768), the writes that lit_next_long()
- * takes and lit_repick() learns from. */
+ * takes and lit_repick() learns from; 5 mostly of 10 to 64 bytes, which
+ * lit_next() takes in one vector where no match begun earlier runs into
+ * them. */
 static unsigned int draw_cut(struct rng *r, unsigned int mode)
 {
 	switch (mode) {
@@ -105,9 +108,12 @@ static unsigned int draw_cut(struct rng *r, unsigned int mode)
 	case 3:
 		return rng_below(r, 2) ? rng_below(r, 20) :
 					 rng_below(r, MAXDATA);
-	default:
+	case 4:
 		return rng_below(r, 8) ? 769 + rng_below(r, 5000) :
 					 rng_below(r, 100);
+	default:
+		return rng_below(r, 8) ? 10 + rng_below(r, 55) :
+					 rng_below(r, 81);
 	}
 }
 
@@ -280,6 +286,77 @@ static void test_repick(void **unused)
 	assert_true(compared > 10000);
 }
 
+/*
+ * Short writes (draw_cut()'s mode 5) over letters, where few starts pass
+ * the filter, with the pattern put across the writes' boundaries: a
+ * write in which no match begins leaves the state of its last bytes,
+ * which must carry each of those matches into the next write.  Patterns
+ * of 2 to 64 bytes, TS_IGNORECASE (the data in both cases) and
+ * TS_OVERLAP.
+ */
+static void test_across_short_writes(void **unused)
+{
+	struct rng r = { test_seed("stream rarebyte short writes", 2026) };
+	static u8 data[MAXDATA];
+	static struct expect ref[MAXDATA + 1];
+	unsigned long compared = 0, across = 0;
+
+	(void)unused;
+	assert_int_equal(setenv("TEXTSEARCH_LITERAL_BULK", "split", 1), 0);
+	for (int it = 0; it < 1500; it++) {
+		int flags = (rng_below(&r, 2) ? TS_IGNORECASE : 0) |
+			    (rng_below(&r, 2) ? TS_OVERLAP : 0);
+		unsigned int n = 2000 + rng_below(&r, 4000);
+		unsigned int m = 2 + rng_below(&r, 63), off = 0;
+		u8 pat[64], upper = flags & TS_IGNORECASE ? 0x20 : 0;
+		struct ts_config *conf;
+		struct ts_stream *s;
+		struct rng cuts;
+		size_t nref;
+
+		for (unsigned int i = 0; i < m; i++)
+			pat[i] = (u8)('a' + rng_below(&r, 26));
+		for (unsigned int i = 0; i < n; i++)
+			data[i] = (u8)('a' + rng_below(&r, 26)) &
+				  (u8) ~(rng_below(&r, 2) ? upper : 0);
+		/* the first pass's cuts, as check_pass() will draw them */
+		cuts = r;
+		while (off < n) {
+			unsigned int cut = draw_cut(&cuts, 5), k;
+
+			off += cut < n - off ? cut : n - off;
+			k = 1 + rng_below(&cuts, m - 1);
+			if (off < n && off >= k && off - k + m <= n &&
+			    rng_below(&cuts, 2)) {
+				for (unsigned int i = 0; i < m; i++)
+					data[off - k + i] =
+						pat[i] &
+						(u8) ~(rng_below(&cuts, 2) ?
+							       upper :
+							       0);
+				across++;
+			}
+		}
+		nref = reference(pat, m, data, n, flags, ref);
+		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
+					  flags);
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass)
+				textsearch_stream_reset(s);
+			compared += check_pass(s, &r, 5, data, n, ref, nref, m);
+		}
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+	printf("# stream rarebyte short writes: %lu results compared, "
+	       "%lu patterns put across a write's end\n",
+	       compared, across);
+	assert_true(across > 50000);
+}
+
 /* 4.1 GiB of writes of one 1 MiB buffer holding the pattern at its end
  * and across its wrap: every offset exact past 4 GiB. */
 static void test_offsets_past_4g(void **unused)
@@ -336,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_repick),
+		cmocka_unit_test(test_across_short_writes),
 		cmocka_unit_test(test_offsets_past_4g),
 	};
 

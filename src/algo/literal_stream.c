@@ -248,6 +248,17 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	t->o0 = rb_fold_or(t->p0, t->icase);
 	t->o1 = rb_fold_or(t->p1, t->icase);
 	t->o2 = rb_fold_or(t->p2, t->icase);
+	{
+		const u8 eq[LIT_SMALL_VECS] = { t->pick[0].c1, t->pick[0].c2,
+						t->p0, t->p1, t->p2 };
+		const u8 or [LIT_SMALL_VECS] = { t->pick[0].or1, t->pick[0].or2,
+						 t->o0, t->o1, t->o2 };
+
+		for (i = 0; i < LIT_SMALL_VECS; i++) {
+			memset(t->small_eq[i], eq[i], 64);
+			memset(t->small_or[i], or [i], 64);
+		}
+	}
 #if LIT_X86
 	{
 		/* the bulk by permutes (lit_scan_permute()) on AMD's
@@ -371,10 +382,10 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 
 	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + f->i1 + p),
 			_mm512_maskz_loadu_epi8(in, s + f->i2 + p),
-			_mm512_set1_epi8((char)f->c1),
-			_mm512_set1_epi8((char)f->c2),
-			_mm512_set1_epi8((char)f->or1),
-			_mm512_set1_epi8((char)f->or2), icase);
+			_mm512_load_si512(t->small_eq[LIT_SMALL_C1]),
+			_mm512_load_si512(t->small_eq[LIT_SMALL_C2]),
+			_mm512_load_si512(t->small_or[LIT_SMALL_C1]),
+			_mm512_load_si512(t->small_or[LIT_SMALL_C2]), icase);
 }
 
 /*
@@ -955,6 +966,41 @@ lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
 #endif
 
 #if LIT_X86
+/* A write of m to 64 bytes that no match begun earlier runs into, its
+ * bytes loaded once: the starts that pass pick[0]'s pair (*@cand), and
+ * the last m - 1 whose bytes so far are the pattern's first three, as
+ * lit_tail_cands() finds them (the return).  Shifting the compares'
+ * masks rather than loading from each filter byte's offset saves the
+ * loads, and a second pass over the tail. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64 lit_small_one(
+	const struct lit_tab *t, unsigned int which, __m512i v, bool icase)
+{
+	if (icase)
+		v = _mm512_or_si512(v, _mm512_load_si512(t->small_or[which]));
+	return _mm512_cmpeq_epi8_mask(v, _mm512_load_si512(t->small_eq[which]));
+}
+
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_small(const struct lit_tab *t, const u8 *s, size_t n, __mmask64 *cand,
+	  bool icase)
+{
+	const unsigned int len = (unsigned int)n, starts = len - t->m + 1;
+	const __mmask64 in = _bzhi_u64(~0ull, len);
+	const __m512i v = _mm512_maskz_loadu_epi8(in, s);
+	__mmask64 k0;
+
+	*cand = (lit_small_one(t, LIT_SMALL_C1, v, icase) >> t->pick[0].i1) &
+		(lit_small_one(t, LIT_SMALL_C2, v, icase) >> t->pick[0].i2) &
+		_bzhi_u64(~0ull, starts);
+	k0 = lit_small_one(t, LIT_SMALL_P0, v, icase) & in &
+	     ~_bzhi_u64(~0ull, starts);
+	k0 &= (lit_small_one(t, LIT_SMALL_P1, v, icase) >> 1) |
+	      ~_bzhi_u64(~0ull, len - 1);
+	k0 &= (lit_small_one(t, LIT_SMALL_P2, v, icase) >> 2) |
+	      ~_bzhi_u64(~0ull, len - 2);
+	return k0;
+}
+
 /* lit_next() for a write of more than LIT_FAST_MAX bytes that no match
  * begun earlier runs into: lit_scan() over it whole, the phases of
  * lit_next_slow() only where it holds a match (apart, so that lit_next()
@@ -1002,6 +1048,62 @@ lit_next_dense(struct ts_config *conf, void *state,
 }
 #endif
 
+#if LIT_X86
+/* The state after write @in, which no match begun earlier runs into and
+ * in which none begins: that of its last m - 1 bytes, apart, as few
+ * writes have a start there that may begin one. */
+static LIT_TARGET __attribute__((noinline)) int
+lit_next_tail(struct lit *l, const struct ts_stream_input *in)
+{
+	l->state = lit_tail_state(l, in->data, in->len);
+	return 0;
+}
+
+/* lit_next() for a write of m to 64 bytes that no match begun earlier
+ * runs into: the stream's state stays 0 where no start passes the filter
+ * and none in the tail may begin a match, else the long way goes on from
+ * the first candidate. */
+static LIT_TARGET __attribute__((noinline)) int
+lit_next_small(struct ts_config *conf, void *state,
+	       const struct ts_stream_input *in, struct ts_match *m)
+{
+	struct lit *l = state;
+	const struct lit_tab *t = l->t;
+	__mmask64 cand,
+		tails = t->icase ?
+				lit_small(t, in->data, in->len, &cand, true) :
+				lit_small(t, in->data, in->len, &cand, false);
+
+	if (!cand)
+		return tails ? lit_next_tail(l, in) : 0;
+	l->phase = LIT_SCAN;
+	l->pos = (size_t)__builtin_ctzll(cand);
+	return lit_next_slow(conf, state, in, m);
+}
+
+/* lit_next() for a write of 65 to LIT_FAST_MAX bytes that no match begun
+ * earlier runs into: where no start is a candidate the state is that of
+ * the last m - 1 bytes alone, else the long way goes on from the first
+ * candidates. */
+static LIT_TARGET __attribute__((noinline)) int
+lit_next_mid(struct ts_config *conf, void *state,
+	     const struct ts_stream_input *in, struct ts_match *m)
+{
+	struct lit *l = state;
+	const struct lit_tab *t = l->t;
+	const size_t n = in->len;
+	size_t p = t->pick[0].or1 | t->pick[0].or2 ?
+			   lit_first_candidates(t, in->data, n, true) :
+			   lit_first_candidates(t, in->data, n, false);
+
+	if (p == n)
+		return lit_next_tail(l, in);
+	l->phase = LIT_SCAN;
+	l->pos = p;
+	return lit_next_slow(conf, state, in, m);
+}
+#endif
+
 /* only ever called where literal_native() said yes */
 LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 			       const struct ts_stream_input *in,
@@ -1025,23 +1127,15 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 		}
 	}
 #if LIT_X86
-	/* A write that no match begun earlier runs into: where no start
-	 * is a candidate the state is that of the last m - 1 bytes alone,
-	 * else the long way goes on from the first candidates. */
-	else if (!l->state && n >= t->m && n <= LIT_FAST_MAX) {
-		size_t p = t->pick[0].or1 | t->pick[0].or2 ?
-				   lit_first_candidates(t, in->data, n, true) :
-				   lit_first_candidates(t, in->data, n, false);
-
-		if (p == n) {
-			l->state = lit_tail_state(l, in->data, n);
-			return 0;
-		}
-		l->phase = LIT_SCAN;
-		l->pos = p;
-	} else if (!l->state && n > LIT_FAST_MAX && !t->permute) {
-		return l->dense ? lit_next_dense(conf, state, in, m) :
-				  lit_next_long(conf, state, in, m);
+	else if (!l->state && n >= t->m) {
+		/* none of them needs a frame here (each its own) */
+		if (n <= 64)
+			return lit_next_small(conf, state, in, m);
+		if (n <= LIT_FAST_MAX)
+			return lit_next_mid(conf, state, in, m);
+		if (!t->permute)
+			return l->dense ? lit_next_dense(conf, state, in, m) :
+					  lit_next_long(conf, state, in, m);
 	}
 #endif
 	return lit_next_slow(conf, state, in, m);

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,7 +26,22 @@ struct lit_pick {
 	u8 c1, c2, or1, or2;
 };
 
+/* lit_small()'s compares: pick[0]'s c1 and c2, then the pattern's first
+ * three bytes, each in every byte of a vector */
+enum {
+	LIT_SMALL_C1,
+	LIT_SMALL_C2,
+	LIT_SMALL_P0,
+	LIT_SMALL_P1,
+	LIT_SMALL_P2,
+	LIT_SMALL_VECS
+};
+
 struct lit_tab {
+	/* lit_small()'s bytes, compared with (small_eq) after an OR
+	 * (small_or, with TS_IGNORECASE): loaded whole, not broadcast */
+	alignas(64) u8 small_eq[LIT_SMALL_VECS][64];
+	u8 small_or[LIT_SMALL_VECS][64];
 	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
 	uint64_t kill[256]; /* ~mask within the pattern's m bits */
 	uint64_t hit;	    /* bits m - 1 up: a match ended (lit_quick()) */

@@ -131,8 +131,10 @@ struct rb;
 typedef size_t (*rb_scan_fn)(const struct rb *r, const u8 *s, size_t from,
 			     size_t n, struct rb_work *work);
 
+/* aligned as the payload is (alloc_ts_config()): the stream table that
+ * follows is then on a cache line of its own, as its vectors ask */
 struct rb {
-	unsigned int len;
+	alignas(TS_CONFIG_ALIGN) unsigned int len;
 	unsigned int i1, i2, i3; /* filter positions in the pattern */
 	unsigned int imax;	 /* the largest: loads reach s[p + imax + W) */
 	u8 c1, c2, c3;		 /* folded pattern bytes there */
