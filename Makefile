@@ -47,7 +47,11 @@ STD        := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN       := -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
               -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 ALL_CFLAGS := $(STD) $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude
-LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Isrc -I$(BUILD)/gen
+# Functions on cache lines of their own: a stream's write of a few bytes
+# runs through four short ones, whose placement alone (any edit moves it)
+# made it cost up to 0.9 ns more or less.
+LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Isrc -I$(BUILD)/gen \
+              -falign-functions=64
 LDLIBS_LIB := -lpthread -ldl
 
 LIB_SRC    := $(sort $(wildcard src/core/*.c src/algo/*.c src/providers/*.c \

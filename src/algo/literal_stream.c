@@ -249,14 +249,14 @@ void lit_tab_fill(struct lit_tab *t, const u8 *pattern, unsigned int m,
 	t->o1 = rb_fold_or(t->p1, t->icase);
 	t->o2 = rb_fold_or(t->p2, t->icase);
 	{
-		const u8 eq[LIT_SMALL_VECS] = { t->pick[0].c1, t->pick[0].c2,
-						t->p0, t->p1, t->p2 };
-		const u8 or [LIT_SMALL_VECS] = { t->pick[0].or1, t->pick[0].or2,
-						 t->o0, t->o1, t->o2 };
+		const u8 eq[LIT_VECS] = { t->pick[0].c1, t->pick[0].c2, t->p0,
+					  t->p1, t->p2 };
+		const u8 ors[LIT_VECS] = { t->pick[0].or1, t->pick[0].or2,
+					   t->o0, t->o1, t->o2 };
 
-		for (i = 0; i < LIT_SMALL_VECS; i++) {
-			memset(t->small_eq[i], eq[i], 64);
-			memset(t->small_or[i], or [i], 64);
+		for (i = 0; i < LIT_VECS; i++) {
+			memset(t->vec_eq[i], eq[i], 64);
+			memset(t->vec_or[i], ors[i], 64);
 		}
 	}
 #if LIT_X86
@@ -382,10 +382,10 @@ lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 
 	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + f->i1 + p),
 			_mm512_maskz_loadu_epi8(in, s + f->i2 + p),
-			_mm512_load_si512(t->small_eq[LIT_SMALL_C1]),
-			_mm512_load_si512(t->small_eq[LIT_SMALL_C2]),
-			_mm512_load_si512(t->small_or[LIT_SMALL_C1]),
-			_mm512_load_si512(t->small_or[LIT_SMALL_C2]), icase);
+			_mm512_load_si512(t->vec_eq[LIT_VEC_C1]),
+			_mm512_load_si512(t->vec_eq[LIT_VEC_C2]),
+			_mm512_load_si512(t->vec_or[LIT_VEC_C1]),
+			_mm512_load_si512(t->vec_or[LIT_VEC_C2]), icase);
 }
 
 /*
@@ -596,32 +596,44 @@ lit_scan_any(const struct lit *l, const u8 *s, size_t from, size_t n,
 				 lit_scan(l, f, s, from, n, stop, false, dense);
 }
 
-/* The starts among the last t = m - 1 bytes of s[0, n) (bit j: start
- * n - t + j) whose bytes may be a prefix of the pattern: its first byte,
- * and those written of its second and third.  Two bytes let a common pair
- * through (a pattern that begins "th") in most tails, each a branch the
- * predictor loses. */
+/* The bytes of @v equal to the table's byte @which, ORed first where
+ * @icase (a constant). */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_vec_eq(const struct lit_tab *t, unsigned int which, __m512i v, bool icase)
+{
+	if (icase)
+		v = _mm512_or_si512(v, _mm512_load_si512(t->vec_or[which]));
+	return _mm512_cmpeq_epi8_mask(v, _mm512_load_si512(t->vec_eq[which]));
+}
+
+/* The positions from @from of the @len bytes in @v (zero past them,
+ * len >= 2) that hold the pattern's first three bytes, as far as the
+ * bytes reach.  Two
+ * bytes would let a common pair through (a pattern that begins "th") in
+ * most tails, each a branch the predictor loses. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_prefix3(const struct lit_tab *t, __m512i v, unsigned int from,
+	    unsigned int len, bool icase)
+{
+	__mmask64 k = lit_vec_eq(t, LIT_VEC_P0, v, icase) &
+		      _bzhi_u64(~0ull, len) & ~_bzhi_u64(~0ull, from);
+
+	k &= (lit_vec_eq(t, LIT_VEC_P1, v, icase) >> 1) |
+	     ~_bzhi_u64(~0ull, len - 1);
+	k &= (lit_vec_eq(t, LIT_VEC_P2, v, icase) >> 2) |
+	     ~_bzhi_u64(~0ull, len - 2);
+	return k;
+}
+
+/* The starts among the @len bytes at @tail (LIT_TAIL_STEPS <= len < 64)
+ * that may begin a match still to come, by the pattern's first three
+ * bytes. */
 static inline __attribute__((always_inline)) LIT_TARGET __mmask64
 lit_tail_cands(const struct lit_tab *t, const u8 *tail, unsigned int len)
 {
-	const __mmask64 in = _bzhi_u64(~0ull, len);
-	const __m512i v = _mm512_maskz_loadu_epi8(in, tail);
-	__mmask64 k;
+	const __m512i v = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, len), tail);
 
-	k = _mm512_mask_cmpeq_epi8_mask(
-		in, _mm512_or_si512(v, _mm512_set1_epi8((char)t->o0)),
-		_mm512_set1_epi8((char)t->p0));
-	k &= (_mm512_cmpeq_epi8_mask(
-		      _mm512_or_si512(v, _mm512_set1_epi8((char)t->o1)),
-		      _mm512_set1_epi8((char)t->p1)) >>
-	      1) |
-	     (~0ull << (len - 1));
-	k &= (_mm512_cmpeq_epi8_mask(
-		      _mm512_or_si512(v, _mm512_set1_epi8((char)t->o2)),
-		      _mm512_set1_epi8((char)t->p2)) >>
-	      2) |
-	     (~0ull << (len > 2 ? len - 2 : 0));
-	return k;
+	return lit_prefix3(t, v, 0, len, true);
 }
 
 /* The shift-and state after s[0, n), n >= m - 1: from the last m - 1
@@ -968,37 +980,21 @@ lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
 #if LIT_X86
 /* A write of m to 64 bytes that no match begun earlier runs into, its
  * bytes loaded once: the starts that pass pick[0]'s pair (*@cand), and
- * the last m - 1 whose bytes so far are the pattern's first three, as
+ * the last m - 1 that may begin a match still to come, as
  * lit_tail_cands() finds them (the return).  Shifting the compares'
  * masks rather than loading from each filter byte's offset saves the
  * loads, and a second pass over the tail. */
-static inline __attribute__((always_inline)) LIT_TARGET __mmask64 lit_small_one(
-	const struct lit_tab *t, unsigned int which, __m512i v, bool icase)
-{
-	if (icase)
-		v = _mm512_or_si512(v, _mm512_load_si512(t->small_or[which]));
-	return _mm512_cmpeq_epi8_mask(v, _mm512_load_si512(t->small_eq[which]));
-}
-
 static inline __attribute__((always_inline)) LIT_TARGET __mmask64
 lit_small(const struct lit_tab *t, const u8 *s, size_t n, __mmask64 *cand,
 	  bool icase)
 {
 	const unsigned int len = (unsigned int)n, starts = len - t->m + 1;
-	const __mmask64 in = _bzhi_u64(~0ull, len);
-	const __m512i v = _mm512_maskz_loadu_epi8(in, s);
-	__mmask64 k0;
+	const __m512i v = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, len), s);
 
-	*cand = (lit_small_one(t, LIT_SMALL_C1, v, icase) >> t->pick[0].i1) &
-		(lit_small_one(t, LIT_SMALL_C2, v, icase) >> t->pick[0].i2) &
+	*cand = (lit_vec_eq(t, LIT_VEC_C1, v, icase) >> t->pick[0].i1) &
+		(lit_vec_eq(t, LIT_VEC_C2, v, icase) >> t->pick[0].i2) &
 		_bzhi_u64(~0ull, starts);
-	k0 = lit_small_one(t, LIT_SMALL_P0, v, icase) & in &
-	     ~_bzhi_u64(~0ull, starts);
-	k0 &= (lit_small_one(t, LIT_SMALL_P1, v, icase) >> 1) |
-	      ~_bzhi_u64(~0ull, len - 1);
-	k0 &= (lit_small_one(t, LIT_SMALL_P2, v, icase) >> 2) |
-	      ~_bzhi_u64(~0ull, len - 2);
-	return k0;
+	return lit_prefix3(t, v, starts, len, icase);
 }
 
 /* lit_next() for a write of more than LIT_FAST_MAX bytes that no match

@@ -26,22 +26,16 @@ struct lit_pick {
 	u8 c1, c2, or1, or2;
 };
 
-/* lit_small()'s compares: pick[0]'s c1 and c2, then the pattern's first
- * three bytes, each in every byte of a vector */
-enum {
-	LIT_SMALL_C1,
-	LIT_SMALL_C2,
-	LIT_SMALL_P0,
-	LIT_SMALL_P1,
-	LIT_SMALL_P2,
-	LIT_SMALL_VECS
-};
+/* The bytes that short writes are compared with: pick[0]'s c1 and c2,
+ * then the pattern's first three */
+enum { LIT_VEC_C1, LIT_VEC_C2, LIT_VEC_P0, LIT_VEC_P1, LIT_VEC_P2, LIT_VECS };
 
 struct lit_tab {
-	/* lit_small()'s bytes, compared with (small_eq) after an OR
-	 * (small_or, with TS_IGNORECASE): loaded whole, not broadcast */
-	alignas(64) u8 small_eq[LIT_SMALL_VECS][64];
-	u8 small_or[LIT_SMALL_VECS][64];
+	/* each in every byte of a vector, compared with (vec_eq) after
+	 * an OR (vec_or, 0x20 for a letter under TS_IGNORECASE): loaded
+	 * whole, which costs less than a broadcast */
+	alignas(64) u8 vec_eq[LIT_VECS][64];
+	u8 vec_or[LIT_VECS][64];
 	uint64_t mask[256]; /* bit i: the byte matches pattern byte i */
 	uint64_t kill[256]; /* ~mask within the pattern's m bits */
 	uint64_t hit;	    /* bits m - 1 up: a match ended (lit_quick()) */
