@@ -2281,6 +2281,7 @@ static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
  * the write from which a pattern may occur */
 #define TDS_FW_DONE SIZE_MAX	      /* none does: the write is taken */
 #define TDS_FW_CARRIED (SIZE_MAX - 1) /* a carried start passed: nothing done */
+#define TDS_FW_VERIFY (SIZE_MAX - 2)  /* a start passed, not verified */
 
 TD_TARGET_VBMI static TD_INLINE void
 tds_tables(const struct teddy *t, __m512i *tab, const unsigned int keyw)
@@ -2381,35 +2382,51 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
  * and the write's first 64 - h, key byte j's lanes the bytes from 64 - h
  * + j on of the last 64 bytes and the write's first 64 (a two-source
  * permute); the rest are read in place.  Where the automata cost two
- * steps of 16 table loads, this costs a vector.
+ * steps of 16 table loads, this costs a vector.  Without @verify (a
+ * constant) nothing is verified: TDS_FW_VERIFY says that a start of the
+ * write passed, *@from where the pass with @verify, apart (whose frame
+ * and spills a write without a candidate then does not pay), goes on:
+ * the first vector with a candidate, 0 for the head.
  */
-TD_TARGET_VBMI static TD_INLINE size_t tds_filter_write_k(
-	const struct teddy *t, struct tds *st, const struct ts_stream_input *in,
-	const unsigned int keyw, const bool rare)
+TD_TARGET_VBMI static TD_INLINE size_t
+tds_filter_write_k(const struct teddy *t, struct tds *st,
+		   const struct ts_stream_input *in, const unsigned int keyw,
+		   const bool rare, const bool verify, size_t *from)
 {
 	const size_t n = in->len;
 	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
 	const u8 *s = in->data;
-	uint64_t cand;
+	uint64_t cand = 0;
 	size_t p = 64 - h, q;
 	__m512i last;
 
-	/* @rare (a longer write, a set with few rare bytes): the starts
-	 * whose rare bytes are all in the write by those bytes alone
-	 * (tds_rare_skip()), before the tables are loaded, which the call
-	 * would spill */
-	if (rare && p + t->rare_back < n)
-		p = tds_rare_skip(t, st, s, p, n - t->rare_back);
-	cand = tds_head_cands(t, st, in, h, keyw);
-	if (cand & tds_low(h))
-		return TDS_FW_CARRIED;
-	if (cand && (q = tds_may_occur(t, s, (size_t)0 - h, cand >> h << h,
-				       n)) != SIZE_MAX)
-		return q;
-	for (; (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX;
-	     p += 64)
-		if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
+	if (verify && *from) {
+		p = *from; /* the head and the vectors before passed none */
+	} else {
+		/* @rare (a longer write, a set with few rare bytes): the
+		 * starts whose rare bytes are all in the write by those
+		 * bytes alone (tds_rare_skip()), before the tables are
+		 * loaded, which the call would spill */
+		if (rare && p + t->rare_back < n)
+			p = tds_rare_skip(t, st, s, p, n - t->rare_back);
+		cand = tds_head_cands(t, st, in, h, keyw);
+		if (cand & tds_low(h))
+			return TDS_FW_CARRIED;
+	}
+	if (!verify) {
+		*from = cand ? 0 : tds_next_cands(t, s, p, n, &cand, keyw);
+		if (*from != SIZE_MAX)
+			return TDS_FW_VERIFY;
+	} else {
+		if (cand && (q = tds_may_occur(t, s, (size_t)0 - h,
+					       cand >> h << h, n)) != SIZE_MAX)
 			return q;
+		for (;
+		     (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX;
+		     p += 64)
+			if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
+				return q;
+	}
 	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
 	if (n >= 64)
 		last = _mm512_loadu_si512((const void *)(s + n - 64));
@@ -2685,17 +2702,20 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 }
 
 /* tds_next() for a write that tds_filter_write() may take, for each key
- * width (t->quick->filter) */
+ * width (t->quick->filter): the pass that verifies (with the set's rare
+ * bytes first for a longer write, where it has few), apart, and the one
+ * that does not, which most writes end in. */
 #define TDS_NEXT_FILTER(k)                                                     \
 	TD_TARGET_VBMI static                                                  \
-		__attribute__((noinline)) int tds_next_filter_rare_##k(        \
+		__attribute__((noinline)) int tds_next_filter_verify_##k(      \
 			struct ts_config *conf, void *state,                   \
-			const struct ts_stream_input *in, struct ts_match *m)  \
+			const struct ts_stream_input *in, struct ts_match *m,  \
+			const bool rare, size_t from)                          \
 	{                                                                      \
 		return tds_next_unless_done(                                   \
 			conf, state, in,                                       \
 			tds_filter_write_k(ts_config_priv(conf), state, in, k, \
-					   true),                              \
+					   rare, true, &from),                 \
 			m);                                                    \
 	}                                                                      \
 	TD_TARGET_VBMI static int tds_next_filter_##k(                         \
@@ -2703,12 +2723,16 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 		const struct ts_stream_input *in, struct ts_match *m)          \
 	{                                                                      \
 		const struct teddy *t = ts_config_priv(conf);                  \
+		size_t at, from;                                               \
                                                                                \
 		if (in->len > TDS_FILTER_RARE && t->rare_n)                    \
-			return tds_next_filter_rare_##k(conf, state, in, m);   \
-		return tds_next_unless_done(                                   \
-			conf, state, in,                                       \
-			tds_filter_write_k(t, state, in, k, false), m);        \
+			return tds_next_filter_verify_##k(conf, state, in, m,  \
+							  true, 0);            \
+		at = tds_filter_write_k(t, state, in, k, false, false, &from); \
+		if (at == TDS_FW_VERIFY)                                       \
+			return tds_next_filter_verify_##k(conf, state, in, m,  \
+							  false, from);        \
+		return tds_next_unless_done(conf, state, in, at, m);           \
 	}
 TDS_NEXT_FILTER(1)
 TDS_NEXT_FILTER(2)
