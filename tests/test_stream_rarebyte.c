@@ -161,11 +161,37 @@ static size_t check_pass(struct ts_stream *s, struct rng *r, unsigned int mode,
 	return got;
 }
 
+/* @data (@n bytes) searched for @pat (@m bytes, @flags) by a rarebyte
+ * stream twice, the second time after a reset, in writes cut by @mode:
+ * the results compared with the reference's. */
+static size_t check_streams(struct rng *r, unsigned int mode, const u8 *pat,
+			    unsigned int m, int flags, const u8 *data,
+			    unsigned int n)
+{
+	static struct expect ref[MAXDATA + 1];
+	const size_t nref = reference(pat, m, data, n, flags, ref);
+	struct ts_config *conf;
+	struct ts_stream *s;
+	size_t compared = 0;
+
+	conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL, flags);
+	assert_false(IS_ERR(conf));
+	s = textsearch_stream_open(conf, GFP_KERNEL);
+	assert_false(IS_ERR(s));
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			textsearch_stream_reset(s);
+		compared += check_pass(s, r, mode, data, n, ref, nref, m);
+	}
+	textsearch_stream_free(s);
+	textsearch_destroy(conf);
+	return compared;
+}
+
 static void test_differential(void **unused)
 {
 	struct rng r = { test_seed("stream rarebyte", 2026) };
 	static u8 data[MAXDATA];
-	static struct expect ref[MAXDATA + 1];
 	unsigned long compared = 0;
 
 	(void)unused;
@@ -180,11 +206,8 @@ static void test_differential(void **unused)
 		unsigned int m = rng_below(&r, 3) ? 1 + rng_below(&r, 70) :
 						    1 + rng_below(&r, 8);
 		bool periodic = rng_below(&r, 3) == 0;
-		unsigned int period = 1 + rng_below(&r, 4), mode;
+		unsigned int period = 1 + rng_below(&r, 4);
 		u8 pat[80];
-		struct ts_config *conf;
-		struct ts_stream *s;
-		size_t nref;
 
 		for (unsigned int i = 0; i < m; i++)
 			pat[i] = (u8)(periodic ? alpha[i % period % al] :
@@ -199,25 +222,12 @@ static void test_differential(void **unused)
 			if (at + m <= n)
 				memcpy(data + at, pat, m);
 		}
-		nref = reference(pat, m, data, n, flags, ref);
 		/* both bulks of the engine's scan, whatever the CPU */
 		assert_int_equal(setenv("TEXTSEARCH_LITERAL_BULK",
 					it & 1 ? "permute" : "split", 1),
 				 0);
-		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
-					  flags);
-		assert_false(IS_ERR(conf));
-		s = textsearch_stream_open(conf, GFP_KERNEL);
-		assert_false(IS_ERR(s));
-		mode = rng_below(&r, 4);
-		for (int pass = 0; pass < 2; pass++) {
-			if (pass)
-				textsearch_stream_reset(s);
-			compared +=
-				check_pass(s, &r, mode, data, n, ref, nref, m);
-		}
-		textsearch_stream_free(s);
-		textsearch_destroy(conf);
+		compared += check_streams(&r, rng_below(&r, 4), pat, m, flags,
+					  data, n);
 	}
 	printf("# stream rarebyte: %lu results compared\n", compared);
 	assert_true(compared > 100000);
@@ -238,7 +248,6 @@ static void test_repick(void **unused)
 {
 	struct rng r = { test_seed("stream rarebyte repick", 2026) };
 	static u8 data[MAXDATA];
-	static struct expect ref[MAXDATA + 1];
 	static const char common[] = "jqz";
 	unsigned long compared = 0;
 
@@ -251,9 +260,6 @@ static void test_repick(void **unused)
 		unsigned int m = 4 + rng_below(&r, 61);
 		unsigned int e = rng_below(&r, 4);
 		u8 pat[64];
-		struct ts_config *conf;
-		struct ts_stream *s;
-		size_t nref;
 
 		for (unsigned int i = 0; i < m; i++)
 			pat[i] = (u8)common[i % 3];
@@ -268,19 +274,7 @@ static void test_repick(void **unused)
 
 			memcpy(data + at, pat, m);
 		}
-		nref = reference(pat, m, data, n, flags, ref);
-		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
-					  flags);
-		assert_false(IS_ERR(conf));
-		s = textsearch_stream_open(conf, GFP_KERNEL);
-		assert_false(IS_ERR(s));
-		for (int pass = 0; pass < 2; pass++) {
-			if (pass)
-				textsearch_stream_reset(s);
-			compared += check_pass(s, &r, 4, data, n, ref, nref, m);
-		}
-		textsearch_stream_free(s);
-		textsearch_destroy(conf);
+		compared += check_streams(&r, 4, pat, m, flags, data, n);
 	}
 	printf("# stream rarebyte repick: %lu results compared\n", compared);
 	assert_true(compared > 10000);
@@ -298,7 +292,6 @@ static void test_across_short_writes(void **unused)
 {
 	struct rng r = { test_seed("stream rarebyte short writes", 2026) };
 	static u8 data[MAXDATA];
-	static struct expect ref[MAXDATA + 1];
 	unsigned long compared = 0, across = 0;
 
 	(void)unused;
@@ -309,10 +302,7 @@ static void test_across_short_writes(void **unused)
 		unsigned int n = 2000 + rng_below(&r, 4000);
 		unsigned int m = 2 + rng_below(&r, 63), off = 0;
 		u8 pat[64], upper = flags & TS_IGNORECASE ? 0x20 : 0;
-		struct ts_config *conf;
-		struct ts_stream *s;
 		struct rng cuts;
-		size_t nref;
 
 		for (unsigned int i = 0; i < m; i++)
 			pat[i] = (u8)('a' + rng_below(&r, 26));
@@ -337,19 +327,7 @@ static void test_across_short_writes(void **unused)
 				across++;
 			}
 		}
-		nref = reference(pat, m, data, n, flags, ref);
-		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
-					  flags);
-		assert_false(IS_ERR(conf));
-		s = textsearch_stream_open(conf, GFP_KERNEL);
-		assert_false(IS_ERR(s));
-		for (int pass = 0; pass < 2; pass++) {
-			if (pass)
-				textsearch_stream_reset(s);
-			compared += check_pass(s, &r, 5, data, n, ref, nref, m);
-		}
-		textsearch_stream_free(s);
-		textsearch_destroy(conf);
+		compared += check_streams(&r, 5, pat, m, flags, data, n);
 	}
 	printf("# stream rarebyte short writes: %lu results compared, "
 	       "%lu patterns put across a write's end\n",
