@@ -83,7 +83,8 @@ const struct ts_stream_ops ts_literal_stream_ops = {
  * Two common writes never enter that machinery (lit_next()): a short one
  * in which no match ends, the automaton stepped over all its bytes at
  * once (lit_quick()); and one that no match begun earlier runs into and
- * in which no start passes the filter (lit_first_candidates() up to
+ * in which no start passes the filter (lit_small() up to 64 bytes, one
+ * vector compared with the table's; lit_first_candidates() up to
  * LIT_FAST_MAX bytes, lit_next_long() past that), whose state is then
  * that of its last m - 1 bytes.
  *
@@ -608,9 +609,8 @@ lit_vec_eq(const struct lit_tab *t, unsigned int which, __m512i v, bool icase)
 
 /* The positions from @from of the @len bytes in @v (zero past them,
  * len >= 2) that hold the pattern's first three bytes, as far as the
- * bytes reach.  Two
- * bytes would let a common pair through (a pattern that begins "th") in
- * most tails, each a branch the predictor loses. */
+ * bytes reach.  Two bytes would let a common pair through (a pattern
+ * that begins "th") in most tails, each a branch the predictor loses. */
 static inline __attribute__((always_inline)) LIT_TARGET __mmask64
 lit_prefix3(const struct lit_tab *t, __m512i v, unsigned int from,
 	    unsigned int len, bool icase)
