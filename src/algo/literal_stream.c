@@ -957,6 +957,17 @@ scan : {
 }
 
 #if LIT_X86
+/* The long way over write @in from its start @p, the starts before it
+ * settled (by a filter or a scan that found a candidate there). */
+static inline __attribute__((always_inline)) int
+lit_next_from(struct ts_config *conf, struct lit *l,
+	      const struct ts_stream_input *in, size_t p, struct ts_match *m)
+{
+	l->phase = LIT_SCAN;
+	l->pos = p;
+	return lit_next_slow(conf, l, in, m);
+}
+
 /* The first of the starts 0, 64, 128, ... of a write of @n bytes
  * (n >= m) from which 64 starts hold a candidate of the filter, or @n
  * when none does.  Unaligned loads: a short write is in the cache. */
@@ -1022,9 +1033,7 @@ lit_next_long_k(struct ts_config *conf, void *state,
 	}
 	/* the long way finds that match again at once, or gives up again
 	 * where it did */
-	l->phase = LIT_SCAN;
-	l->pos = q == LIT_GIVEUP ? 0 : q;
-	return lit_next_slow(conf, state, in, m);
+	return lit_next_from(conf, l, in, q == LIT_GIVEUP ? 0 : q, m);
 }
 
 /* lit_next_long_k() for each scan, apart: the dense one's code in the
@@ -1072,9 +1081,7 @@ lit_next_small(struct ts_config *conf, void *state,
 
 	if (!cand)
 		return tails ? lit_next_tail(l, in) : 0;
-	l->phase = LIT_SCAN;
-	l->pos = (size_t)__builtin_ctzll(cand);
-	return lit_next_slow(conf, state, in, m);
+	return lit_next_from(conf, l, in, (size_t)__builtin_ctzll(cand), m);
 }
 
 /* lit_next() for a write of 65 to LIT_FAST_MAX bytes that no match begun
@@ -1094,9 +1101,7 @@ lit_next_mid(struct ts_config *conf, void *state,
 
 	if (p == n)
 		return lit_next_tail(l, in);
-	l->phase = LIT_SCAN;
-	l->pos = p;
-	return lit_next_slow(conf, state, in, m);
+	return lit_next_from(conf, l, in, p, m);
 }
 #endif
 
