@@ -2281,7 +2281,6 @@ static TD_INLINE size_t tds_may_occur(const struct teddy *t, const u8 *s,
  * the write from which a pattern may occur */
 #define TDS_FW_DONE SIZE_MAX	      /* none does: the write is taken */
 #define TDS_FW_CARRIED (SIZE_MAX - 1) /* a carried start passed: nothing done */
-#define TDS_FW_VERIFY (SIZE_MAX - 2)  /* a start passed, not verified */
 
 TD_TARGET_VBMI static TD_INLINE void
 tds_tables(const struct teddy *t, __m512i *tab, const unsigned int keyw)
@@ -2332,8 +2331,9 @@ TD_TARGET_VBMI static TD_INLINE uint64_t tds_head_cands(
 /* The first vector of 64 starts of @s (@n bytes) from @p, to the
  * shortest - 1 last, with a start that passes the filter: its p, and
  * those starts in *@cand; else SIZE_MAX.  The key bytes loaded where they
- * lie: whole vectors, then one masked to the write.  No call in the loop,
- * which would take the tables out of the registers. */
+ * lie: whole vectors while all their starts' windows are in hand (their
+ * key bytes then are too), then one masked to the write.  No call in the
+ * loop, which would take the tables out of the registers. */
 TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 						      const u8 *s, size_t p,
 						      size_t n, uint64_t *cand,
@@ -2341,23 +2341,26 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 {
 	const u8 *ks = s + t->koff;
 	__m512i tab[2 * TD_MAXKEY];
+	size_t last; /* the last start whose window is in hand */
 	uint64_t c;
 
+	if (n < t->shortest)
+		return SIZE_MAX;
+	last = n - t->shortest;
 	tds_tables(t, tab, keyw);
-	for (; p + 63 + t->koff + keyw <= n; p += 64) {
+	for (; p + 63 <= last; p += 64) {
 #define TDS_ALL(j) (~0ull)
-		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_ALL)) &
-		    tds_low(n - t->shortest - p + 1);
+		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_ALL));
 #undef TDS_ALL
 		if (c) {
 			*cand = c;
 			return p;
 		}
 	}
-	if (p + t->shortest <= n) {
+	if (p <= last) {
 #define TDS_IN(j) tds_low(n - p - t->koff - (j))
 		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_IN)) &
-		    tds_low(n - t->shortest - p + 1);
+		    tds_low(last - p + 1);
 #undef TDS_IN
 		if (c) {
 			*cand = c;
@@ -2367,67 +2370,17 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 	return SIZE_MAX;
 }
 
-/*
- * A write while the carried bytes are in the ring (after the automata)
- * or in st->tail (after this).  Where no pattern occurs in it, the state
- * then becomes the stream's last 64 bytes in st->tail and its last
- * shortest - 1 starts (whose bytes are not all in hand) open, without the
- * automata (!dvalid).  Else nothing changes, and the first start of the
- * write where a pattern may occur is returned, if the carried ones had
- * none (tds_next_from() goes on from there).  The starts
- * filtered: the h carried ones still open (longest - 1 after the
- * automata, as a longer pattern may have begun there) and those of the
- * write whose shortest window is in hand; those that pass, verified where
- * their windows are in the write.  One vector takes the carried starts
- * and the write's first 64 - h, key byte j's lanes the bytes from 64 - h
- * + j on of the last 64 bytes and the write's first 64 (a two-source
- * permute); the rest are read in place.  Where the automata cost two
- * steps of 16 table loads, this costs a vector.  Without @verify (a
- * constant) nothing is verified: TDS_FW_VERIFY says that a start of the
- * write passed, *@from where the pass with @verify, apart (whose frame
- * and spills a write without a candidate then does not pay), goes on:
- * the first vector with a candidate, 0 for the head.
- */
-TD_TARGET_VBMI static TD_INLINE size_t
-tds_filter_write_k(const struct teddy *t, struct tds *st,
-		   const struct ts_stream_input *in, const unsigned int keyw,
-		   const bool rare, const bool verify, size_t *from)
+/* The end of a write that tds_filter_write() took, no pattern occurring in
+ * it: the state becomes the stream's last 64 bytes in st->tail (the old
+ * ones' last 64 - n, then the write), its last shortest - 1 starts open,
+ * without the automata. */
+TD_TARGET_VBMI static TD_INLINE void
+tds_filter_done(struct tds *st, const struct ts_stream_input *in)
 {
 	const size_t n = in->len;
-	const size_t h = st->dvalid ? t->longest - 1 : t->shortest - 1;
 	const u8 *s = in->data;
-	uint64_t cand = 0;
-	size_t p = 64 - h, q;
 	__m512i last;
 
-	if (verify && *from) {
-		p = *from; /* the head and the vectors before passed none */
-	} else {
-		/* @rare (a longer write, a set with few rare bytes): the
-		 * starts whose rare bytes are all in the write by those
-		 * bytes alone (tds_rare_skip()), before the tables are
-		 * loaded, which the call would spill */
-		if (rare && p + t->rare_back < n)
-			p = tds_rare_skip(t, st, s, p, n - t->rare_back);
-		cand = tds_head_cands(t, st, in, h, keyw);
-		if (cand & tds_low(h))
-			return TDS_FW_CARRIED;
-	}
-	if (!verify) {
-		*from = cand ? 0 : tds_next_cands(t, s, p, n, &cand, keyw);
-		if (*from != SIZE_MAX)
-			return TDS_FW_VERIFY;
-	} else {
-		if (cand && (q = tds_may_occur(t, s, (size_t)0 - h,
-					       cand >> h << h, n)) != SIZE_MAX)
-			return q;
-		for (;
-		     (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX;
-		     p += 64)
-			if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
-				return q;
-	}
-	/* the new last 64 bytes: the old ones' last 64 - n, then the write */
 	if (n >= 64)
 		last = _mm512_loadu_si512((const void *)(s + n - 64));
 	else
@@ -2438,6 +2391,66 @@ tds_filter_write_k(const struct teddy *t, struct tds *st,
 	_mm512_storeu_si512((void *)st->tail, last);
 	st->qend = in->offset + n;
 	st->dvalid = false;
+}
+
+/* The starts still open before write @in: longest - 1 after the
+ * automata, as a longer pattern may have begun there, else (after
+ * tds_filter_write()) shortest - 1. */
+static TD_INLINE size_t tds_open_starts(const struct teddy *t,
+					const struct tds *st)
+{
+	return st->dvalid ? t->longest - 1 : t->shortest - 1;
+}
+
+/*
+ * A write while the carried bytes are in the ring (after the automata)
+ * or in st->tail (after this).  Where no pattern occurs in it, the state
+ * then becomes the stream's last 64 bytes in st->tail and its last
+ * shortest - 1 starts (whose bytes are not all in hand) open, without the
+ * automata (!dvalid).  Else nothing changes, and the first start of the
+ * write where a pattern may occur is returned, if the carried ones had
+ * none (tds_next_from() goes on from there).  The starts
+ * filtered: the h carried ones still open (tds_open_starts()) and those
+ * of the write whose shortest window is in hand; those that pass,
+ * verified where their windows are in the write.  One vector takes the
+ * carried starts and the write's first 64 - h, key byte j's lanes the
+ * bytes from 64 - h + j on of the last 64 bytes and the write's first 64
+ * (a two-source permute); the rest are read in place.  Where the automata
+ * cost two steps of 16 table loads, this costs a vector.  Where @from is
+ * not 0, the head and the write's starts before @from passed none (the
+ * pass without the verifies, tds_next_filter_k(), found that).
+ */
+TD_TARGET_VBMI static TD_INLINE size_t tds_filter_write_k(
+	const struct teddy *t, struct tds *st, const struct ts_stream_input *in,
+	const unsigned int keyw, const bool rare, size_t from)
+{
+	const size_t n = in->len;
+	const size_t h = tds_open_starts(t, st);
+	const u8 *s = in->data;
+	uint64_t cand = 0;
+	size_t p = 64 - h, q;
+
+	if (from) {
+		p = from;
+	} else {
+		/* @rare (a longer write, a set with few rare bytes): the
+		 * starts whose rare bytes are all in the write by those
+		 * bytes alone (tds_rare_skip()), before the tables are
+		 * loaded, which the call would spill */
+		if (rare && p + t->rare_back < n)
+			p = tds_rare_skip(t, st, s, p, n - t->rare_back);
+		cand = tds_head_cands(t, st, in, h, keyw);
+		if (cand & tds_low(h))
+			return TDS_FW_CARRIED;
+		if (cand && (q = tds_may_occur(t, s, (size_t)0 - h,
+					       cand >> h << h, n)) != SIZE_MAX)
+			return q;
+	}
+	for (; (p = tds_next_cands(t, s, p, n, &cand, keyw)) != SIZE_MAX;
+	     p += 64)
+		if ((q = tds_may_occur(t, s, p, cand, n)) != SIZE_MAX)
+			return q;
+	tds_filter_done(st, in);
 	return TDS_FW_DONE;
 }
 
@@ -2701,10 +2714,17 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 	return tds_next_filtered(conf, st, in, at, m);
 }
 
-/* tds_next() for a write that tds_filter_write() may take, for each key
- * width (t->quick->filter): the pass that verifies (with the set's rare
- * bytes first for a longer write, where it has few), apart, and the one
- * that does not, which most writes end in. */
+/*
+ * tds_next() for a write that tds_filter_write() may take, for each key
+ * width (t->quick->filter).  Most writes end in a first pass that
+ * verifies nothing: the head (the carried starts and the write's first
+ * 64 - h), then the write's other vectors in place.  A start of the write
+ * that passes sends it to the pass that verifies (tds_filter_write()),
+ * apart (whose frame and spills a write without a candidate then does not
+ * pay), from the vector where it lies; a carried one goes to the long
+ * way.  A longer write of a set with few rare bytes goes to the pass that
+ * verifies at once, which searches for those bytes first.
+ */
 #define TDS_NEXT_FILTER(k)                                                     \
 	TD_TARGET_VBMI static                                                  \
 		__attribute__((noinline)) int tds_next_filter_verify_##k(      \
@@ -2715,7 +2735,7 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 		return tds_next_unless_done(                                   \
 			conf, state, in,                                       \
 			tds_filter_write_k(ts_config_priv(conf), state, in, k, \
-					   rare, true, &from),                 \
+					   rare, from),                        \
 			m);                                                    \
 	}                                                                      \
 	TD_TARGET_VBMI static int tds_next_filter_##k(                         \
@@ -2723,16 +2743,27 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 		const struct ts_stream_input *in, struct ts_match *m)          \
 	{                                                                      \
 		const struct teddy *t = ts_config_priv(conf);                  \
-		size_t at, from;                                               \
+		const size_t h = tds_open_starts(t, state);                    \
+		uint64_t cand;                                                 \
                                                                                \
 		if (in->len > TDS_FILTER_RARE && t->rare_n)                    \
 			return tds_next_filter_verify_##k(conf, state, in, m,  \
 							  true, 0);            \
-		at = tds_filter_write_k(t, state, in, k, false, false, &from); \
-		if (at == TDS_FW_VERIFY)                                       \
+		cand = tds_head_cands(t, state, in, h, k);                     \
+		if (cand & tds_low(h))                                         \
+			return tds_next_rest(conf, state, in, m);              \
+		if (cand)                                                      \
 			return tds_next_filter_verify_##k(conf, state, in, m,  \
-							  false, from);        \
-		return tds_next_unless_done(conf, state, in, at, m);           \
+							  false, 0);           \
+		if (64 - h + t->shortest <= in->len) {                         \
+			size_t p_ = tds_next_cands(t, in->data, 64 - h,        \
+						   in->len, &cand, k);         \
+			if (p_ != SIZE_MAX)                                    \
+				return tds_next_filter_verify_##k(             \
+					conf, state, in, m, false, p_);        \
+		}                                                              \
+		tds_filter_done(state, in);                                    \
+		return 0;                                                      \
 	}
 TDS_NEXT_FILTER(1)
 TDS_NEXT_FILTER(2)
@@ -2740,11 +2771,12 @@ TDS_NEXT_FILTER(3)
 TDS_NEXT_FILTER(4)
 #undef TDS_NEXT_FILTER
 
-/* tds_next() where t->quick is set: a short write with the automata at
- * hand costs a few cycles, without a frame. */
-TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
-					 const struct ts_stream_input *in,
-					 struct ts_match *m)
+/* tds_next() where t->quick is set, the automata at hand or the long
+ * way: a short write with the automata costs a few cycles, without a
+ * frame. */
+TD_TARGET_AVX2 static __attribute__((noinline)) int
+tds_next_quick(struct ts_config *conf, void *state,
+	       const struct ts_stream_input *in, struct ts_match *m)
 {
 	const struct teddy *t = ts_config_priv(conf);
 	struct tds *st = state;
@@ -2765,12 +2797,23 @@ TD_TARGET_AVX2 static int tds_next_quick(struct ts_config *conf, void *state,
 }
 #endif
 
+/* A stream in writes of 17 bytes to 1 KiB goes from write to write
+ * through tds_filter_write(), without the automata: those writes go from
+ * here to the filter in one jump, without tds_next_quick()'s checks and
+ * frame between (some tenths of a ns a write); the others go there. */
 static int tds_next(struct ts_config *conf, void *state,
 		    const struct ts_stream_input *in, struct ts_match *m)
 {
 #if TD_X86
-	if (((const struct teddy *)ts_config_priv(conf))->quick)
+	const struct teddy *t = ts_config_priv(conf);
+	const struct tds *st = state;
+
+	if (t->quick) {
+		if (!st->dvalid && st->lazy && st->phase == TDS_IDLE &&
+		    !in->end && in->len <= TDS_FILTER_MAX && t->quick->filter)
+			return t->quick->filter(conf, state, in, m);
 		return tds_next_quick(conf, state, in, m);
+	}
 #endif
 	if (tds_next_hit(conf, state, m))
 		return 1;
