@@ -27,7 +27,10 @@
  *
  * Times are the best of a few passes in CPU time of this thread
  * (bench_best()); a pass opens (or resets) one stream, writes all the
- * data and ends it, taking every match as it is yielded.
+ * data and ends it, taking every match as it is yielded.  Auto's passes
+ * and Hyperscan's go in turn (bench_best2()): on a shared machine the
+ * memory bandwidth changes from second to second, and a ratio of figures
+ * taken seconds apart moved by a third from run to run.
  */
 #include "bench_stream.h"
 #include "bench_util.h"
@@ -367,12 +370,51 @@ struct bs_opts {
 	double worst1500, worst64;
 };
 
-/* One row: @algo on @s at every write size, beside Hyperscan's figures
- * @hs_gbps and tallies @hs_t (measured once per pattern). */
+/* Hyperscan's side of the rows of a pattern or set: its database, and
+ * its figures and tallies at each write size, measured in turn with
+ * auto's passes (row()), which the other algorithms' rows then compare
+ * with (0 when Hyperscan is not built in). */
+struct hs_side {
+#ifdef HAVE_HS
+	struct hs_pass h;
+#endif
+	int ok;
+	double gbps[NWS];
+	struct tally t[NWS];
+};
+
+/* Auto's pass @p and Hyperscan's at write size @w, in turn: auto's best
+ * time, Hyperscan's figures into @hs. */
+static double paired(struct bs_opts *o, struct ts_pass *p, struct hs_side *hs,
+		     unsigned int w)
+{
+	unsigned long c, ch;
+	double t = 0, th = 0;
+
+#ifdef HAVE_HS
+	hs->h.data = o->data;
+	hs->h.len = o->len;
+	hs->h.ws = write_sizes[w];
+	hs->h.wrap = 0;
+	bench_best2(ts_pass_fn, p, &c, &t, hs_pass_fn, &hs->h, &ch, &th,
+		    o->reps, o->budget);
+	hs->gbps[w] = (double)o->len / th / 1e9;
+	hs->t[w] = hs->h.t;
+#else
+	(void)o, (void)p, (void)hs, (void)w, (void)c, (void)ch, (void)th;
+#endif
+	return t;
+}
+
+/* One row: @algo on @s at every write size, beside Hyperscan's figures;
+ * auto's passes measured in turn with Hyperscan's. */
 static void row(struct bs_opts *o, const char *kind, unsigned int size,
 		int variant, const char *algo, const struct pset *s, int single,
-		const double *hs_gbps, const struct tally *hs_t)
+		struct hs_side *hs)
 {
+	const double *hs_gbps = hs->gbps;
+	const struct tally *hs_t = hs->t;
+
 	struct ts_config *conf = ts_build(algo, s, single);
 	struct ts_stream *st;
 	unsigned int w;
@@ -391,7 +433,9 @@ static void row(struct bs_opts *o, const char *kind, unsigned int size,
 		struct ts_pass p = { st,    o->data, o->len, write_sizes[w],
 				     { 0 }, 0 };
 		unsigned long c;
-		double t = bench_best(ts_pass_fn, &p, &c, o->reps, o->budget);
+		double t = is_auto && hs->ok ? paired(o, &p, hs, w) :
+					       bench_best(ts_pass_fn, &p, &c,
+							  o->reps, o->budget);
 		double g = (double)o->len / t / 1e9;
 		char rt[16];
 
@@ -423,34 +467,25 @@ static void row(struct bs_opts *o, const char *kind, unsigned int size,
 	textsearch_destroy(conf);
 }
 
-/* Hyperscan's figures for @s at every write size (0 when not built). */
-static void hs_row(struct bs_opts *o, const struct pset *s, double *gbps,
-		   struct tally *t)
+/* Hyperscan's database for @s into @hs (hs->ok 0 where it is not built
+ * in or does not compile), its figures 0 until auto's row measures them. */
+static void hs_start(struct hs_side *hs, const struct pset *s)
 {
-	memset(gbps, 0, NWS * sizeof(*gbps));
-	memset(t, 0, NWS * sizeof(*t));
+	memset(hs, 0, sizeof(*hs));
 #ifdef HAVE_HS
-	struct hs_pass h;
-
-	if (hs_build(&h, s))
-		return;
-	for (unsigned int w = 0; w < NWS; w++) {
-		unsigned long c;
-		double sec;
-
-		h.data = o->data;
-		h.len = o->len;
-		h.ws = write_sizes[w];
-		h.wrap = 0;
-		sec = bench_best(hs_pass_fn, &h, &c, o->reps, o->budget);
-		gbps[w] = (double)o->len / sec / 1e9;
-		t[w] = h.t;
-	}
-	hs_drop(&h);
+	hs->ok = !hs_build(&hs->h, s);
 #else
-	(void)o;
 	(void)s;
 #endif
+}
+
+static void hs_stop(struct hs_side *hs)
+{
+#ifdef HAVE_HS
+	if (hs->ok)
+		hs_drop(&hs->h);
+#endif
+	hs->ok = 0;
 }
 
 struct mc_pass {
@@ -642,8 +677,7 @@ static void cost_print(const char *what, const struct cost *c, double *worst)
 /* The throughput table over o->data[0, o->len), and its targets. */
 static void throughput(struct bs_opts *o, struct pset *s, const char *where)
 {
-	double hs_g[NWS];
-	struct tally hs_t[NWS];
+	struct hs_side hs;
 	unsigned int i, a, w;
 	int v;
 
@@ -653,7 +687,8 @@ static void throughput(struct bs_opts *o, struct pset *s, const char *where)
 	       "64, 1500 and 65536 bytes, each followed by next() until 0, "
 	       "TS_OVERLAP configs against Hyperscan %s stream mode "
 	       "(hs_scan_stream per write, literal databases, flags 0: every "
-	       "occurrence by its end); GB/s and x hs, best of %d\n",
+	       "occurrence by its end); GB/s and x hs, best of %d (auto's "
+	       "passes and hs's in turn)\n",
 	       where, o->len,
 #ifdef HAVE_HS
 	       hs_version(),
@@ -682,22 +717,24 @@ static void throughput(struct bs_opts *o, struct pset *s, const char *where)
 		for (v = 0; v < 2; v++) {
 			srng = 0x57ea3ULL + i * 2 + (uint64_t)v;
 			make_pset(s, 0, single_lens[i], v, o->data, o->len);
-			hs_row(o, s, hs_g, hs_t);
+			hs_start(&hs, s);
 			for (a = 0; a < NSALGOS; a++)
 				row(o, "single", single_lens[i], v,
-				    single_algos[a], s, 1, hs_g, hs_t);
-			hs_print("single", single_lens[i], v, hs_g, hs_t);
+				    single_algos[a], s, 1, &hs);
+			hs_print("single", single_lens[i], v, hs.gbps, hs.t);
+			hs_stop(&hs);
 		}
 	}
 	for (i = 0; i < NSETS; i++) {
 		for (v = 0; v < 2; v++) {
 			srng = 0x5e7ea3ULL + i * 2 + (uint64_t)v;
 			make_pset(s, set_counts[i], 0, v, o->data, o->len);
-			hs_row(o, s, hs_g, hs_t);
+			hs_start(&hs, s);
 			for (a = 0; a < NTALGOS; a++)
 				row(o, "set", set_counts[i], v, set_algos[a], s,
-				    0, hs_g, hs_t);
-			hs_print("set", set_counts[i], v, hs_g, hs_t);
+				    0, &hs);
+			hs_print("set", set_counts[i], v, hs.gbps, hs.t);
+			hs_stop(&hs);
 		}
 	}
 	if (o->rows1500)

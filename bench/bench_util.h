@@ -63,4 +63,35 @@ static inline double bench_best(bench_run_fn fn, void *ctx,
 	return best;
 }
 
+/* bench_best() of @fa and @fb, their passes taken in turn: a change in
+ * what a shared machine gives (its memory bandwidth, above all) while
+ * they run then reaches both, and a ratio of their figures keeps to what
+ * they cost.  Their best CPU times in *@ta and *@tb. */
+static inline void bench_best2(bench_run_fn fa, void *ca, unsigned long *na,
+			       double *ta, bench_run_fn fb, void *cb,
+			       unsigned long *nb, double *tb, int reps,
+			       double budget)
+{
+	double total_a = 0, total_b = 0;
+	int done = 0;
+
+	*ta = *tb = 1e30;
+	do {
+		double t0 = bench_cpu(), t;
+
+		*na = fa(ca);
+		t = bench_cpu() - t0;
+		total_a += t;
+		if (t < *ta)
+			*ta = t;
+		t0 = bench_cpu();
+		*nb = fb(cb);
+		t = bench_cpu() - t0;
+		total_b += t;
+		if (t < *tb)
+			*tb = t;
+	} while (++done < reps && total_a + *ta < budget &&
+		 total_b + *tb < budget);
+}
+
 #endif
