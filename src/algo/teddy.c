@@ -1984,9 +1984,9 @@ TD_TARGET_AVX2 static bool tds_quick_state(const struct teddy *t,
 	return true;
 }
 
-/* @n bytes, 1 to 16, from @src to @dst: two copies that may overlap, of
- * fixed sizes. */
-static TD_INLINE void tds_copy16(u8 *dst, const u8 *src, size_t n)
+/* @n bytes, 1 to 16, from @src to @d1 and to @d2: each two copies that
+ * may overlap, of fixed sizes, from one load of each piece. */
+static TD_INLINE void tds_copy16x2(u8 *d1, u8 *d2, const u8 *src, size_t n)
 {
 	uint64_t a, b;
 	uint32_t c, d;
@@ -1995,20 +1995,26 @@ static TD_INLINE void tds_copy16(u8 *dst, const u8 *src, size_t n)
 	if (n >= 8) {
 		memcpy(&a, src, 8);
 		memcpy(&b, src + n - 8, 8);
-		memcpy(dst, &a, 8);
-		memcpy(dst + n - 8, &b, 8);
+		memcpy(d1, &a, 8);
+		memcpy(d1 + n - 8, &b, 8);
+		memcpy(d2, &a, 8);
+		memcpy(d2 + n - 8, &b, 8);
 	} else if (n >= 4) {
 		memcpy(&c, src, 4);
 		memcpy(&d, src + n - 4, 4);
-		memcpy(dst, &c, 4);
-		memcpy(dst + n - 4, &d, 4);
+		memcpy(d1, &c, 4);
+		memcpy(d1 + n - 4, &d, 4);
+		memcpy(d2, &c, 4);
+		memcpy(d2 + n - 4, &d, 4);
 	} else if (n >= 2) {
 		memcpy(&e, src, 2);
 		memcpy(&f, src + n - 2, 2);
-		memcpy(dst, &e, 2);
-		memcpy(dst + n - 2, &f, 2);
+		memcpy(d1, &e, 2);
+		memcpy(d1 + n - 2, &f, 2);
+		memcpy(d2, &e, 2);
+		memcpy(d2 + n - 2, &f, 2);
 	} else {
-		*dst = *src;
+		*d1 = *d2 = *src;
 	}
 }
 
@@ -2076,8 +2082,7 @@ static TD_INLINE void tds_ring(struct tds *st, const u8 *s, uint64_t at,
 {
 	size_t r = (size_t)(at % 64);
 
-	tds_copy16(st->ring + r, s, n);
-	tds_copy16(st->ring + r + 64, s, n);
+	tds_copy16x2(st->ring + r, st->ring + r + 64, s, n);
 }
 
 /* A write of 1 to q->max bytes in which no match ends, in a few cycles:
