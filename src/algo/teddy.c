@@ -2334,11 +2334,13 @@ TD_TARGET_VBMI static TD_INLINE uint64_t tds_head_cands(
 }
 
 /* The first vector of 64 starts of @s (@n bytes) from @p, to the
- * shortest - 1 last, with a start that passes the filter: its p, and
- * those starts in *@cand; else SIZE_MAX.  The key bytes loaded where they
- * lie: whole vectors while all their starts' windows are in hand (their
- * key bytes then are too), then one masked to the write.  No call in the
- * loop, which would take the tables out of the registers. */
+ * shortest - 1 last, with a start that passes the filter: its first start
+ * q, and those starts in *@cand (bit i: start q + i); else SIZE_MAX.  The
+ * key bytes loaded where they lie, in whole vectors: the last one ends at
+ * the last start whose window is in hand, its lanes before @p (taken
+ * already) masked, so that no load needs a mask unless the write has
+ * fewer than 64 such starts.  No call in the loop, which would take the
+ * tables out of the registers. */
 TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 						      const u8 *s, size_t p,
 						      size_t n, uint64_t *cand,
@@ -2346,33 +2348,42 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 {
 	const u8 *ks = s + t->koff;
 	__m512i tab[2 * TD_MAXKEY];
-	size_t last; /* the last start whose window is in hand */
-	uint64_t c;
+	size_t last, end; /* the last start whose window is in hand */
+	uint64_t c, taken = 0;
 
-	if (n < t->shortest)
+	if (n < t->shortest || p > n - t->shortest)
 		return SIZE_MAX;
 	last = n - t->shortest;
 	tds_tables(t, tab, keyw);
-	for (; p + 63 <= last; p += 64) {
+	if (last < 63) {
+#define TDS_IN(j) tds_low(n - p - t->koff - (j))
+		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_IN)) &
+		    tds_low(last - p + 1);
+#undef TDS_IN
+		*cand = c;
+		return c ? p : SIZE_MAX;
+	}
+	end = last - 63; /* the last vector's first start */
+	if (p > end) {
+		taken = tds_low(p - end);
+		p = end;
+	}
+	for (;;) {
 #define TDS_ALL(j) (~0ull)
-		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_ALL));
+		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_ALL)) & ~taken;
 #undef TDS_ALL
 		if (c) {
 			*cand = c;
 			return p;
 		}
-	}
-	if (p <= last) {
-#define TDS_IN(j) tds_low(n - p - t->koff - (j))
-		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_IN)) &
-		    tds_low(last - p + 1);
-#undef TDS_IN
-		if (c) {
-			*cand = c;
-			return p;
+		if (p == end)
+			return SIZE_MAX;
+		p += 64;
+		if (p > end) {
+			taken = tds_low(p - end);
+			p = end;
 		}
 	}
-	return SIZE_MAX;
 }
 
 /* The end of a write that tds_filter_write() took, no pattern occurring in
