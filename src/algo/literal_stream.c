@@ -113,9 +113,11 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #define LIT_QUICK 16u
 /* the most steps of the automaton that cost less than lit_tail_cands() */
 #define LIT_TAIL_STEPS 8u
-/* the longest write lit_first_candidates() takes: past about 1 KiB the
- * aligned loads of lit_scan() cost less than its setup (in cache) */
-#define LIT_FAST_MAX 768u
+/* the longest write lit_first_candidates() takes: past it lit_scan(),
+ * whose aligned loads of one byte per start in most blocks (against two
+ * unaligned ones per start) outweigh its setup; in cache (stop 42) at 300
+ * bytes 1.2 ns a write less, at 768 bytes 9 ns, at 200 about the same */
+#define LIT_FAST_MAX 256u
 /* lit_repick(): the unit of struct lit's repick_at (log2, 4 KiB); after
  * how many bytes of the stream it looks again (log2: 32 KiB after a
  * change, 512 KiB after none, 8 MiB at most); over how many starts of a
