@@ -32,10 +32,11 @@
 #include "testsupport.h"
 #include "textsearch_stream.h"
 
-#define MAXDATA 6000u
+#define MAXDATA 12400u /* test_write_edges(): 3 writes of 4097, and 40 */
+#define DIFF_MAXDATA 6000u
 #define MAXPATS 70u
 #define MAXLEN 33u
-#define GUARD_SPAN 4096u
+#define GUARD_SPAN 4097u
 
 static u8 *guard_end; /* one past the last readable byte */
 
@@ -95,7 +96,7 @@ static void one_case(struct rng *r, const char *algo, unsigned long *results)
 			  (overlap ? TS_OVERLAP : 0);
 	const unsigned int alpha = 2 + rng_below(r, 4);
 	const unsigned int n =
-		1 + rng_below(r, rng_below(r, 4) ? 600 : MAXDATA);
+		1 + rng_below(r, rng_below(r, 4) ? 600 : DIFF_MAXDATA);
 	const unsigned int maxl = rng_below(r, 2) ? 8 : MAXLEN;
 	/* sparse: pieces of patterns far apart in bytes no pattern holds, so
 	 * that a scan of a long write walks many vectors between matches */
@@ -279,15 +280,17 @@ static unsigned int stream_in_writes(struct ts_config *conf, const u8 **pp,
  * The writes after quiet ones, which the set's engine takes without its
  * automata (tds_filter_write(): VBMI, 8 buckets): one occurrence of a
  * pattern planted so that it ends anywhere from 70 bytes before the end
- * of the fifth write to 20 after, in bytes no pattern holds, for writes of
- * 17 to 1024 bytes.  An occurrence ending where the write does, starting
+ * of the fifth write (the third past 1 KiB) to 20 after, in bytes no
+ * pattern holds, for writes of 17 to 4096 bytes (and 4097, the first the
+ * automata take again).  An occurrence ending where the write does, starting
  * where it does, or in the bytes carried between them must be found
  * there, and only once.
  */
 static void test_write_edges(void **unused)
 {
-	static const unsigned int sizes[] = { 17,  31,	63,  64,  65,  100,
-					      128, 129, 255, 256, 511, 1024 };
+	static const unsigned int sizes[] = { 17,   31,	  63,	64,  65,  100,
+					      128,  129,  255,	256, 511, 1024,
+					      1025, 1500, 4096, 4097 };
 	/* shortest and longest of each: the open starts (shortest - 1)
 	 * and the carried ones (longest - 1) */
 	static const unsigned int set_lens[][8] = {
@@ -319,9 +322,14 @@ static void test_write_edges(void **unused)
 					overlap ? TS_OVERLAP : 0);
 
 				assert_false(IS_ERR(conf));
-				for (unsigned int w = 0; w < 12; w++) {
+				for (unsigned int w = 0;
+				     w < sizeof(sizes) / sizeof(sizes[0]);
+				     w++) {
 					const unsigned int ws = sizes[w],
-							   at = 5 * ws,
+							   at = (ws > 1024 ?
+									 3 :
+									 5) *
+								ws,
 							   n = at + 40;
 
 					for (unsigned int j = 0; j < 2; j++) {
