@@ -42,6 +42,20 @@ static inline double bench_cpu(void)
 
 typedef unsigned long (*bench_run_fn)(void *ctx);
 
+/* One pass of @fn: its CPU time added to *@total, and kept in *@best
+ * where lower; *@count is what it returned. */
+static inline void bench_pass(bench_run_fn fn, void *ctx, unsigned long *count,
+			      double *best, double *total)
+{
+	double t0 = bench_cpu(), t;
+
+	*count = fn(ctx);
+	t = bench_cpu() - t0;
+	*total += t;
+	if (t < *best)
+		*best = t;
+}
+
 /* The best CPU time of up to @reps passes of @fn (at least one), stopping
  * once another pass would overrun @budget seconds, so that slow cells get
  * one or two passes.  *@count is what the last pass returned. */
@@ -51,15 +65,9 @@ static inline double bench_best(bench_run_fn fn, void *ctx,
 	double best = 1e30, total = 0;
 	int done = 0;
 
-	do {
-		double t0 = bench_cpu(), t;
-
-		*count = fn(ctx);
-		t = bench_cpu() - t0;
-		total += t;
-		if (t < best)
-			best = t;
-	} while (++done < reps && total + best < budget);
+	do
+		bench_pass(fn, ctx, count, &best, &total);
+	while (++done < reps && total + best < budget);
 	return best;
 }
 
@@ -77,19 +85,8 @@ static inline void bench_best2(bench_run_fn fa, void *ca, unsigned long *na,
 
 	*ta = *tb = 1e30;
 	do {
-		double t0 = bench_cpu(), t;
-
-		*na = fa(ca);
-		t = bench_cpu() - t0;
-		total_a += t;
-		if (t < *ta)
-			*ta = t;
-		t0 = bench_cpu();
-		*nb = fb(cb);
-		t = bench_cpu() - t0;
-		total_b += t;
-		if (t < *tb)
-			*tb = t;
+		bench_pass(fa, ca, na, ta, &total_a);
+		bench_pass(fb, cb, nb, tb, &total_b);
 	} while (++done < reps && total_a + *ta < budget &&
 		 total_b + *tb < budget);
 }

@@ -2349,12 +2349,13 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 {
 	const u8 *ks = s + t->koff;
 	__m512i tab[2 * TD_MAXKEY];
-	size_t last, end; /* the last start whose window is in hand */
+	size_t last, end;
 	uint64_t c, taken = 0;
 
 	if (n < t->shortest || p > n - t->shortest)
 		return SIZE_MAX;
-	last = n - t->shortest;
+	last = n - t->shortest; /* the last start whose window is in hand */
+	end = last - 63;	/* the last vector's first start */
 	tds_tables(t, tab, keyw);
 	if (last < 63) {
 #define TDS_IN(j) tds_low(n - p - t->koff - (j))
@@ -2364,12 +2365,11 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 		*cand = c;
 		return c ? p : SIZE_MAX;
 	}
-	end = last - 63; /* the last vector's first start */
-	if (p > end) {
-		taken = tds_low(p - end);
-		p = end;
-	}
-	for (;;) {
+	for (;; p += 64) {
+		if (p > end) {
+			taken = tds_low(p - end);
+			p = end;
+		}
 #define TDS_ALL(j) (~0ull)
 		c = TD_NZ64(TDS_LOOK(ks, p, keyw, tab, TDS_ALL)) & ~taken;
 #undef TDS_ALL
@@ -2379,11 +2379,6 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 		}
 		if (p == end)
 			return SIZE_MAX;
-		p += 64;
-		if (p > end) {
-			taken = tds_low(p - end);
-			p = end;
-		}
 	}
 }
 
