@@ -2732,9 +2732,8 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
  * verifies nothing: the head (the carried starts and the write's first
  * 64 - h), then the write's other vectors in place.  A start of the write
  * that passes sends it to the pass that verifies (tds_filter_write()),
- * apart (whose frame and spills a write without a candidate then does not
- * pay), from the vector where it lies; a carried one goes to the long
- * way.  A longer write of a set with few rare bytes goes to the pass that
+ * apart (whose spills a write without a candidate then does not pay),
+ * from the vector where it lies; a carried one goes to the long way.  A longer write of a set with few rare bytes goes to the pass that
  * verifies at once, which searches for those bytes first.
  */
 #define TDS_NEXT_FILTER(k)                                                     \
@@ -2783,9 +2782,11 @@ TDS_NEXT_FILTER(3)
 TDS_NEXT_FILTER(4)
 #undef TDS_NEXT_FILTER
 
-/* tds_next() where t->quick is set, the automata at hand or the long
- * way: a short write with the automata costs a few cycles, without a
- * frame. */
+/* tds_next() where t->quick is set, for a write that does not follow
+ * one tds_filter_write() took: a short write with the automata at hand
+ * costs a few cycles; a longer one goes to the filter where it has at
+ * least shortest - 1 bytes (the carried starts' shortest windows then
+ * end in it). */
 TD_TARGET_AVX2 static __attribute__((noinline)) int
 tds_next_quick(struct ts_config *conf, void *state,
 	       const struct ts_stream_input *in, struct ts_match *m)
@@ -2793,13 +2794,13 @@ tds_next_quick(struct ts_config *conf, void *state,
 	const struct teddy *t = ts_config_priv(conf);
 	struct tds *st = state;
 
-	if (st->phase == TDS_IDLE && !in->end) {
-		if (st->dvalid && in->len - 1 < t->quick->max) {
+	if (st->phase == TDS_IDLE && !in->end && st->dvalid) {
+		if (in->len - 1 < t->quick->max) {
 			if (tds_quick(t, st, in))
 				return 0;
 		} else if (st->lazy && t->quick->filter &&
 			   in->len <= TDS_FILTER_MAX &&
-			   (!st->dvalid || in->len >= t->shortest - 1)) {
+			   in->len >= t->shortest - 1) {
 			return t->quick->filter(conf, state, in, m);
 		}
 	}
@@ -2810,9 +2811,10 @@ tds_next_quick(struct ts_config *conf, void *state,
 #endif
 
 /* A stream in writes of 17 bytes to 4 KiB goes from write to write
- * through tds_filter_write(), without the automata: those writes go from
- * here to the filter in one jump, without tds_next_quick()'s checks and
- * frame between (some tenths of a ns a write); the others go there. */
+ * through tds_filter_write(), without the automata: a write after one it
+ * took goes from here to the filter in one jump, without
+ * tds_next_quick()'s checks and frame between (some tenths of a ns a
+ * write); the others go there. */
 static int tds_next(struct ts_config *conf, void *state,
 		    const struct ts_stream_input *in, struct ts_match *m)
 {
