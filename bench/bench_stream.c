@@ -414,7 +414,6 @@ static void row(struct bs_opts *o, const char *kind, unsigned int size,
 {
 	const double *hs_gbps = hs->gbps;
 	const struct tally *hs_t = hs->t;
-
 	struct ts_config *conf = ts_build(algo, s, single);
 	struct ts_stream *st;
 	unsigned int w;

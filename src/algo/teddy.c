@@ -2355,7 +2355,6 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 	if (n < t->shortest || p > n - t->shortest)
 		return SIZE_MAX;
 	last = n - t->shortest; /* the last start whose window is in hand */
-	end = last - 63;	/* the last vector's first start */
 	tds_tables(t, tab, keyw);
 	if (last < 63) {
 #define TDS_IN(j) tds_low(n - p - t->koff - (j))
@@ -2365,6 +2364,7 @@ TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 		*cand = c;
 		return c ? p : SIZE_MAX;
 	}
+	end = last - 63; /* the last vector's first start */
 	for (;; p += 64) {
 		if (p > end) {
 			taken = tds_low(p - end);
