@@ -41,8 +41,14 @@ struct ts_stream {
 		    const struct ts_stream_input *in, struct ts_match *m);
 	uint64_t offset; /* bytes written */
 	struct ts_stream_input in;
-	bool waiting; /* next() has not yet returned 0 for the input */
-	bool ended;
+	union {
+		struct {
+			/* next() has not yet returned 0 for the input */
+			bool waiting;
+			bool ended;
+		};
+		uint16_t busy; /* either: a write tests both at once */
+	};
 	size_t size; /* what textsearch_stream_size() said */
 	/* a cache line's alignment: an engine's vectors carried from one
 	 * write to the next are then stored and loaded whole, never split
@@ -343,20 +349,23 @@ void textsearch_stream_reset(struct ts_stream *s)
 
 int textsearch_stream_write(struct ts_stream *s, const void *data, size_t len)
 {
+	uint64_t offset;
+
 	if (IS_ERR_OR_NULL(s))
 		return -EINVAL;
-	if (s->waiting)
-		return -EBUSY;
-	if (s->ended || (!data && len))
-		return -EINVAL;
-	if (len > UINT64_MAX - s->offset)
-		return -EOVERFLOW;
+	if (s->busy)
+		return s->waiting ? -EBUSY : -EINVAL;
 	if (!len)
 		return 0;
+	if (!data)
+		return -EINVAL;
+	offset = s->offset;
+	if (len > UINT64_MAX - offset)
+		return -EOVERFLOW;
 	s->in.data = data;
 	s->in.len = len;
-	s->in.offset = s->offset;
-	s->offset += len;
+	s->in.offset = offset;
+	s->offset = offset + len;
 	s->waiting = true;
 	return 0;
 }
