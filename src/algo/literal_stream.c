@@ -1115,27 +1115,6 @@ lit_next_mid(struct ts_config *conf, void *state,
 }
 #endif
 
-#if LIT_X86
-/* Whether no match begun before write @in (n >= m) runs into it, the
- * state then 0: the automaton over its first m - 1 bytes, where a match
- * begun earlier would end, if the stream ends with a prefix of the
- * pattern (a write in some twenty, in text), else nothing.  The write's
- * own starts are the scan's. */
-static inline __attribute__((always_inline)) bool
-lit_head_settled(struct lit *l, const struct ts_stream_input *in)
-{
-	const struct lit_tab *t = l->t;
-
-	if (!l->state)
-		return true;
-	if (!t->quick_tail ||
-	    (lit_quick(t, l->state, in->data, t->m - 1) & t->hit))
-		return false;
-	l->state = 0;
-	return true;
-}
-#endif
-
 /* only ever called where literal_native() said yes */
 LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 			       const struct ts_stream_input *in,
@@ -1159,7 +1138,7 @@ LIT_TARGET static int lit_next(struct ts_config *conf, void *state,
 		}
 	}
 #if LIT_X86
-	else if (n >= t->m && lit_head_settled(l, in)) {
+	else if (!l->state && n >= t->m) {
 		/* none of them needs a frame here (each its own) */
 		if (n <= 64)
 			return lit_next_small(conf, state, in, m);
