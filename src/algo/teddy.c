@@ -2348,13 +2348,13 @@ tds_head_cands(const struct teddy *t, const struct tds *st,
 }
 
 /* The first vector of 64 starts of @s (@n bytes) from @p, to the
- * shortest - 1 last, with a start that passes the filter (@tab): its first start
- * q, and those starts in *@cand (bit i: start q + i); else SIZE_MAX.  The
- * key bytes loaded where they lie, in whole vectors: the last one ends at
- * the last start whose window is in hand, its lanes before @p (taken
- * already) masked, so that no load needs a mask unless the write has
- * fewer than 64 such starts.  No call in the loop, which would take the
- * tables out of the registers. */
+ * shortest - 1 last, with a start that passes the filter (@tab): its
+ * first start q, and those starts in *@cand (bit i: start q + i); else
+ * SIZE_MAX.  The key bytes loaded where they lie, in whole vectors: the
+ * last one ends at the last start whose window is in hand, its lanes
+ * before @p (taken already) masked, so that no load needs a mask unless
+ * the write has fewer than 64 such starts.  No call in the loop, which
+ * would take the tables out of the registers. */
 TD_TARGET_VBMI static TD_INLINE size_t tds_next_cands(const struct teddy *t,
 						      const u8 *s, size_t p,
 						      size_t n, uint64_t *cand,
@@ -2754,6 +2754,9 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
  * (t->quick->filter64), in a function without the other vectors' loop,
  * whose registers cost the others a frame (64-byte writes 0.5 ns).
  */
+/* The head of a filtered write, in the two functions below (their t, h,
+ * tab and cand): a carried start that passes goes the long way, one of
+ * the write's to the pass that verifies. */
 #define TDS_FILTER_HEAD(k)                                                    \
 	do {                                                                  \
 		tds_tables(t, tab, k);                                        \
