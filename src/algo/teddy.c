@@ -2788,18 +2788,18 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 		const size_t h = tds_open_starts(t, state);                    \
 		__m512i tab[2 * TD_MAXKEY];                                    \
 		uint64_t cand;                                                 \
+		size_t p_;                                                     \
                                                                                \
 		if (in->len > TDS_FILTER_RARE && t->rare_n)                    \
 			return tds_next_filter_verify_##k(conf, state, in, m,  \
 							  true, 0);            \
 		TDS_FILTER_HEAD(k);                                            \
-		if (64 - h + t->shortest <= in->len) {                         \
-			size_t p_ = tds_next_cands(t, in->data, 64 - h,        \
-						   in->len, &cand, tab, k);    \
-			if (p_ != SIZE_MAX)                                    \
-				return tds_next_filter_verify_##k(             \
-					conf, state, in, m, false, p_);        \
-		}                                                              \
+		/* the write's other vectors, if it has any */                 \
+		p_ = tds_next_cands(t, in->data, 64 - h, in->len, &cand, tab,  \
+				    k);                                        \
+		if (p_ != SIZE_MAX)                                            \
+			return tds_next_filter_verify_##k(conf, state, in, m,  \
+							  false, p_);          \
 		tds_filter_done(state, in);                                    \
 		return 0;                                                      \
 	}                                                                      \
