@@ -801,6 +801,7 @@ int bench_stream(const u8 *corpus, size_t corpus_len, int quick)
 	/* The fixed cost's passes take 0.1 to 10 ms: best of 15 too (each
 	 * cell within the budget), so that a cell is what the writes cost
 	 * rather than what the machine did meanwhile */
+	o.reps = quick ? 1 : 15;
 
 	printf("\nstream fixed cost: ns per write at writes of 0, 1 and 8 "
 	       "bytes, then at 16-1024 bytes and the line through those "
