@@ -33,6 +33,11 @@
  * which find() reserves, for the history. */
 #define WINDOW_DATA_MAX (1u << 30)
 
+enum {
+	STREAM_WAITING = 1, /* next() has not yet returned 0 for the input */
+	STREAM_ENDED = 2,
+};
+
 struct ts_stream {
 	struct ts_config *conf;
 	const struct ts_stream_ops *engine;
@@ -41,14 +46,11 @@ struct ts_stream {
 		    const struct ts_stream_input *in, struct ts_match *m);
 	uint64_t offset; /* bytes written */
 	struct ts_stream_input in;
-	union {
-		struct {
-			/* next() has not yet returned 0 for the input */
-			bool waiting;
-			bool ended;
-		};
-		uint16_t busy; /* either: a write tests both at once */
-	};
+	/* STREAM_WAITING, STREAM_ENDED: one byte, so that a write tests
+	 * both at once, and every store to it forwards to the next load
+	 * (a byte stored and a wider load of it stall till the store is
+	 * written: on Zen 4 a third of an 8-byte write's cost, stop 44) */
+	unsigned char flags;
 	size_t size; /* what textsearch_stream_size() said */
 	/* a cache line's alignment: an engine's vectors carried from one
 	 * write to the next are then stored and loaded whole, never split
@@ -340,8 +342,7 @@ struct ts_stream *textsearch_stream_open(struct ts_config *conf, gfp_t gfp_mask)
 void textsearch_stream_reset(struct ts_stream *s)
 {
 	s->offset = 0;
-	s->waiting = false;
-	s->ended = false;
+	s->flags = 0;
 	memset(&s->in, 0, sizeof(s->in));
 	if (s->engine->reset)
 		s->engine->reset(s->conf, s->state);
@@ -353,8 +354,8 @@ int textsearch_stream_write(struct ts_stream *s, const void *data, size_t len)
 
 	if (IS_ERR_OR_NULL(s))
 		return -EINVAL;
-	if (s->busy)
-		return s->waiting ? -EBUSY : -EINVAL;
+	if (s->flags)
+		return s->flags & STREAM_WAITING ? -EBUSY : -EINVAL;
 	if (!len)
 		return 0;
 	if (!data)
@@ -366,7 +367,7 @@ int textsearch_stream_write(struct ts_stream *s, const void *data, size_t len)
 	s->in.len = len;
 	s->in.offset = offset;
 	s->offset = offset + len;
-	s->waiting = true;
+	s->flags = STREAM_WAITING;
 	return 0;
 }
 
@@ -376,11 +377,11 @@ int textsearch_stream_next(struct ts_stream *s, struct ts_match *m)
 
 	if (IS_ERR_OR_NULL(s) || !m)
 		return -EINVAL;
-	if (!s->waiting)
+	if (!(s->flags & STREAM_WAITING))
 		return 0;
 	ret = s->next(s->conf, s->state, &s->in, m);
-	if (ret <= 0)
-		s->waiting = false; /* s->in is read only while waiting */
+	if (ret <= 0) /* s->in is read only while waiting */
+		s->flags &= (unsigned char)~STREAM_WAITING;
 	return ret;
 }
 
@@ -388,16 +389,15 @@ int textsearch_stream_end(struct ts_stream *s)
 {
 	if (IS_ERR_OR_NULL(s))
 		return -EINVAL;
-	if (s->waiting)
+	if (s->flags & STREAM_WAITING)
 		return -EBUSY;
-	if (s->ended)
+	if (s->flags & STREAM_ENDED)
 		return 0;
-	s->ended = true;
 	s->in.data = NULL;
 	s->in.len = 0;
 	s->in.offset = s->offset;
 	s->in.end = 1;
-	s->waiting = true;
+	s->flags = STREAM_ENDED | STREAM_WAITING;
 	return 0;
 }
 
