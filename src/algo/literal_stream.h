@@ -51,7 +51,7 @@ struct lit_tab {
 	u8 c3, or3;
 	u8 p0, p1, p2, o0, o1, o2; /* the first three, for lit_tail() */
 	bool icase, overlap;
-	bool permute; /* the bulk by byte permutes: lit_scan_permute() */
+	bool permute; /* the dense bulk by byte permutes: lit_scan_permute() */
 };
 
 /* Fill @t for @pattern (@m bytes, at most LIT_MAX) and the config's
