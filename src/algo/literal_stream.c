@@ -375,20 +375,29 @@ lit_pair(__mmask64 in, __m512i a, __m512i b, __m512i c1, __m512i c2, __m512i o1,
 		_mm512_mask_cmpeq_epi8_mask(in, a, c1), b, c2);
 }
 
-/* The filter over the 64 starts from s[p] (@in of them): its candidates.
- * Under @in the bytes past it read as 0, which a filter byte may be. */
+/* The candidates by pick @f (c1, c2, o1, o2 its bytes in every lane)
+ * among the 64 starts from s[p] under @in, by unaligned loads.  Under @in
+ * the bytes past it read as 0, which a filter byte may be. */
+static inline __attribute__((always_inline)) LIT_TARGET __mmask64
+lit_pair_at(const struct lit_pick *f, const u8 *s, size_t p, __mmask64 in,
+	    __m512i c1, __m512i c2, __m512i o1, __m512i o2, bool icase)
+{
+	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + f->i1 + p),
+			_mm512_maskz_loadu_epi8(in, s + f->i2 + p), c1, c2, o1,
+			o2, icase);
+}
+
+/* The filter over the 64 starts from s[p] (@in of them), by pick[0]: its
+ * candidates. */
 static inline __attribute__((always_inline)) LIT_TARGET __mmask64
 lit_filter(const struct lit_tab *t, const u8 *s, size_t p, __mmask64 in,
 	   bool icase)
 {
-	const struct lit_pick *f = &t->pick[0];
-
-	return lit_pair(in, _mm512_maskz_loadu_epi8(in, s + f->i1 + p),
-			_mm512_maskz_loadu_epi8(in, s + f->i2 + p),
-			_mm512_load_si512(t->vec_eq[LIT_VEC_C1]),
-			_mm512_load_si512(t->vec_eq[LIT_VEC_C2]),
-			_mm512_load_si512(t->vec_or[LIT_VEC_C1]),
-			_mm512_load_si512(t->vec_or[LIT_VEC_C2]), icase);
+	return lit_pair_at(&t->pick[0], s, p, in,
+			   _mm512_load_si512(t->vec_eq[LIT_VEC_C1]),
+			   _mm512_load_si512(t->vec_eq[LIT_VEC_C2]),
+			   _mm512_load_si512(t->vec_or[LIT_VEC_C1]),
+			   _mm512_load_si512(t->vec_or[LIT_VEC_C2]), icase);
 }
 
 /*
@@ -416,19 +425,14 @@ lit_scan_permute(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	size_t p = from, spent = 0, r, mis;
 	__mmask64 k;
 
-/* The starts from s[p] under @in: their candidates, by unaligned loads
- * (under @in the bytes past it read as 0, which a filter byte may be). */
-#define LIT_EDGE(in)                                                           \
-	lit_pair((in), _mm512_maskz_loadu_epi8((in), s + f->i1 + p),           \
-		 _mm512_maskz_loadu_epi8((in), s + f->i2 + p), c1, c2, o1, o2, \
-		 icase)
-
 	if (p > last)
 		return LIT_NONE;
 	mis = (uintptr_t)(s + p) & 63;
 	if (mis && p + 128 + (64 - mis) <= n) {
 		/* the starts up to the first aligned block */
-		k = LIT_EDGE(_bzhi_u64(~0ull, (unsigned int)(64 - mis)));
+		k = lit_pair_at(f, s, p,
+				_bzhi_u64(~0ull, (unsigned int)(64 - mis)), c1,
+				c2, o1, o2, icase);
 		r = lit_check(l, pat, s, p, k, from, &spent, stop);
 		if (r != LIT_NONE)
 			return r;
@@ -461,13 +465,13 @@ lit_scan_permute(const struct lit *l, const struct lit_pick *f, const u8 *s,
 	while (p <= last) {
 		size_t left = last - p + 1, step = left < 64 ? left : 64;
 
-		k = LIT_EDGE(_bzhi_u64(~0ull, (unsigned int)step));
+		k = lit_pair_at(f, s, p, _bzhi_u64(~0ull, (unsigned int)step),
+				c1, c2, o1, o2, icase);
 		r = lit_check(l, pat, s, p, k, from, &spent, stop);
 		if (r != LIT_NONE)
 			return r;
 		p += step;
 	}
-#undef LIT_EDGE
 	return LIT_NONE;
 }
 
