@@ -12,6 +12,8 @@
  *   - each match is yielded by the next() calls right after the write
  *     that completed it;
  *   - short writes over letters with the pattern across their ends;
+ *   - one write of each length up to 300 bytes with the pattern at each
+ *     of its starts;
  *   - data where the bytes the table ranks rarest are common, which
  *     moves a stream's long writes to another pair of filter bytes;
  *   - offsets past 4 GiB, over a stream of 4.1 GiB of writes;
@@ -339,6 +341,74 @@ static void test_across_short_writes(void **unused)
 	assert_true(across > 50000);
 }
 
+/*
+ * One write on a fresh stream, of every length from m to 300 bytes, with
+ * the pattern at each of its starts and bytes the pattern lacks around
+ * it: the match found at once, at its start.  The writes of up to 64
+ * bytes take one vector, those up to LIT_FAST_MAX (256) the filter's
+ * loop over 128 starts at a time, the rest the scan; a match at the last
+ * start of a block or of the write is each path's edge, which random
+ * cuts reach too seldom.  Patterns of 2 to 64 bytes, TS_IGNORECASE.
+ */
+static void test_a_match_at_every_start(void **unused)
+{
+	static const unsigned int lens[] = { 2, 3, 5, 8, 9, 16, 17, 33, 64 };
+	struct rng r = { test_seed("stream rarebyte every start", 2026) };
+	unsigned long streams = 0;
+
+	(void)unused;
+	for (unsigned int li = 0; li < 2 * sizeof(lens) / sizeof(lens[0]);
+	     li++) {
+		const unsigned int m = lens[li / 2];
+		const int flags = li & 1 ? TS_IGNORECASE : 0;
+		u8 pat[64], data[300];
+		struct ts_config *conf;
+		struct ts_stream *s;
+		struct ts_match mt;
+
+		/* the pattern from a-m, the rest of the data from n-z */
+		for (unsigned int i = 0; i < m; i++)
+			pat[i] = (u8)('a' + rng_below(&r, 13));
+		conf = textsearch_prepare("rarebyte", pat, m, GFP_KERNEL,
+					  flags);
+		assert_false(IS_ERR(conf));
+		s = textsearch_stream_open(conf, GFP_KERNEL);
+		assert_false(IS_ERR(s));
+		for (unsigned int n = m; n <= sizeof(data); n++) {
+			for (unsigned int q = 0; q + m <= n; q++) {
+				u8 *w = guard_end - n;
+
+				for (unsigned int i = 0; i < n; i++)
+					data[i] = (u8)('n' + rng_below(&r, 13));
+				for (unsigned int i = 0; i < m; i++)
+					data[q + i] =
+						flags && rng_below(&r, 2) ?
+							(u8)(pat[i] - 0x20) :
+							pat[i];
+				memcpy(w, data, n);
+				textsearch_stream_reset(s);
+				assert_int_equal(
+					textsearch_stream_write(s, w, n), 0);
+				assert_int_equal(textsearch_stream_next(s, &mt),
+						 1);
+				assert_int_equal(mt.start, q);
+				assert_int_equal(mt.end, q + m);
+				assert_int_equal(textsearch_stream_next(s, &mt),
+						 0);
+				assert_int_equal(textsearch_stream_end(s), 0);
+				assert_int_equal(textsearch_stream_next(s, &mt),
+						 0);
+				streams++;
+			}
+		}
+		textsearch_stream_free(s);
+		textsearch_destroy(conf);
+	}
+	printf("# stream rarebyte, a match at every start: %lu streams\n",
+	       streams);
+	assert_true(streams > 500000);
+}
+
 /* 4.1 GiB of writes of one 1 MiB buffer holding the pattern at its end
  * and across its wrap: every offset exact past 4 GiB. */
 static void test_offsets_past_4g(void **unused)
@@ -396,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_repick),
 		cmocka_unit_test(test_across_short_writes),
+		cmocka_unit_test(test_a_match_at_every_start),
 		cmocka_unit_test(test_offsets_past_4g),
 	};
 
