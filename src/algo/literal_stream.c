@@ -113,10 +113,12 @@ const struct ts_stream_ops ts_literal_stream_ops = {
 #define LIT_QUICK 16u
 /* the most steps of the automaton that cost less than lit_tail_cands() */
 #define LIT_TAIL_STEPS 8u
-/* the longest write lit_first_candidates() takes: past it lit_scan(),
- * whose aligned loads of one byte per start in most blocks (against two
- * unaligned ones per start) outweigh its setup; in cache (stop 42) at 300
- * bytes 1.2 ns a write less, at 768 bytes 9 ns, at 200 about the same */
+/* the longest write lit_first_candidates() takes, by the table's filter
+ * bytes: past it lit_scan(), whose writes move the stream to better ones
+ * where the table's are common in the data (lit_repick()).  Raising it
+ * would cost that for little: in cache (stop 46) an absent literal's
+ * writes of 300 to 512 bytes cost 0.85-0.93 times as much through
+ * lit_first_candidates(), those of 768 and 1024 bytes 1.02-1.08 */
 #define LIT_FAST_MAX 256u
 /* lit_repick(): the unit of struct lit's repick_at (log2, 4 KiB); after
  * how many bytes of the stream it looks again (log2: 32 KiB after a
