@@ -1626,6 +1626,11 @@ struct tds {
 	unsigned int prev_id;
 	bool have_prev;
 	unsigned char phase;
+	/* the stream's last write with a candidate held a match:
+	 * tds_next_filter_verify_*() then goes from the next one's first
+	 * candidate to the collecting scan (in the padding here: a byte
+	 * before the ring moves its vectors across more cache lines) */
+	bool dense;
 	size_t hlen; /* carried bytes in buf */
 	size_t blen; /* with the write's bytes appended */
 	/* With t->quick: the automata's states complemented (as tds_step()
@@ -2673,13 +2678,22 @@ tds_next_from(struct ts_config *conf, struct tds *st,
 	const struct teddy *t = ts_config_priv(conf);
 
 	tds_from(st, in, q);
-	if (q + t->longest <= in->len &&
-	    tds_collect(t, st, conf->flags & TS_OVERLAP, in->data, in->offset,
-			q, in->len - t->longest)) {
-		st->resume = in->offset + st->hits[0].q;
+	if (q + t->longest <= in->len) {
+		const unsigned int hits =
+			tds_collect(t, st, conf->flags & TS_OVERLAP, in->data,
+				    in->offset, q, in->len - t->longest);
+
+		st->dense = hits >= 2;
 		st->phase = TDS_BULK;
-		if (tds_next_hit(conf, st, m))
-			return 1;
+		if (hits) {
+			st->resume = in->offset + st->hits[0].q;
+			if (tds_next_hit(conf, st, m))
+				return 1;
+		} else if (tds_bulk_done(t, st, in)) {
+			return 0; /* the scan's starts held none */
+		} else {
+			st->phase = TDS_IDLE;
+		}
 	}
 	return tds_next_slow(conf, st, in, m);
 }
@@ -2756,17 +2770,19 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
  */
 /* The head of a filtered write, in the two functions below (their t, h,
  * tab and cand): a carried start that passes goes the long way, one of
- * the write's to the pass that verifies. */
-#define TDS_FILTER_HEAD(k)                                                    \
-	do {                                                                  \
-		tds_tables(t, tab, k);                                        \
-		cand = tds_head_cands(t, state, in, h, tab, k);               \
-		if (cand & tds_low(h))                                        \
-			return tds_next_rest(conf, state, in, m);             \
-		if (cand)                                                     \
-			return tds_next_filter_verify_##k(conf, state, in, m, \
-							  false, 0);          \
+ * the write's to @cand_at(k, 0). */
+#define TDS_FILTER_HEAD(k, cand_at)                               \
+	do {                                                      \
+		tds_tables(t, tab, k);                            \
+		cand = tds_head_cands(t, state, in, h, tab, k);   \
+		if (cand & tds_low(h))                            \
+			return tds_next_rest(conf, state, in, m); \
+		if (cand)                                         \
+			return cand_at(k, 0);                     \
 	} while (0)
+#define TDS_CAND_AT(k, p) tds_next_filter_cand_##k(conf, state, in, m, p)
+#define TDS_VERIFY_AT(k, p) \
+	tds_next_filter_verify_##k(conf, state, in, m, false, p)
 #define TDS_NEXT_FILTER(k)                                                     \
 	TD_TARGET_VBMI static                                                  \
 		__attribute__((noinline)) int tds_next_filter_verify_##k(      \
@@ -2779,6 +2795,16 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 			tds_filter_write_k(ts_config_priv(conf), state, in, k, \
 					   rare, from),                        \
 			m);                                                    \
+	}                                                                      \
+	TD_TARGET_VBMI static                                                  \
+		__attribute__((noinline)) int tds_next_filter_cand_##k(        \
+			struct ts_config *conf, void *state,                   \
+			const struct ts_stream_input *in, struct ts_match *m,  \
+			size_t from)                                           \
+	{                                                                      \
+		if (((struct tds *)state)->dense)                              \
+			return tds_next_from(conf, state, in, from, m);        \
+		return TDS_VERIFY_AT(k, from);                                 \
 	}                                                                      \
 	TD_TARGET_VBMI static int tds_next_filter_##k(                         \
 		struct ts_config *conf, void *state,                           \
@@ -2793,13 +2819,12 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 		if (in->len > TDS_FILTER_RARE && t->rare_n)                    \
 			return tds_next_filter_verify_##k(conf, state, in, m,  \
 							  true, 0);            \
-		TDS_FILTER_HEAD(k);                                            \
+		TDS_FILTER_HEAD(k, TDS_CAND_AT);                               \
 		/* the write's other vectors, if it has any */                 \
 		p_ = tds_next_cands(t, in->data, 64 - h, in->len, &cand, tab,  \
 				    k);                                        \
 		if (p_ != SIZE_MAX)                                            \
-			return tds_next_filter_verify_##k(conf, state, in, m,  \
-							  false, p_);          \
+			return TDS_CAND_AT(k, p_);                             \
 		tds_filter_done(state, in);                                    \
 		return 0;                                                      \
 	}                                                                      \
@@ -2812,7 +2837,7 @@ static TD_INLINE int tds_next_unless_done(struct ts_config *conf,
 		__m512i tab[2 * TD_MAXKEY];                                    \
 		uint64_t cand;                                                 \
                                                                                \
-		TDS_FILTER_HEAD(k);                                            \
+		TDS_FILTER_HEAD(k, TDS_VERIFY_AT);                             \
 		tds_filter_done(state, in);                                    \
 		return 0;                                                      \
 	}
@@ -2822,6 +2847,8 @@ TDS_NEXT_FILTER(3)
 TDS_NEXT_FILTER(4)
 #undef TDS_NEXT_FILTER
 #undef TDS_FILTER_HEAD
+#undef TDS_CAND_AT
+#undef TDS_VERIFY_AT
 
 /* tds_next() where t->quick is set, for the writes that neither
  * tds_next_short() nor the filter's one jump takes: a longer write with
