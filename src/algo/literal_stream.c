@@ -984,7 +984,7 @@ lit_next_from(struct ts_config *conf, struct lit *l,
  * when none does.  128 starts at a time, by their c1 bytes alone, c2's
  * loaded only under c1's lanes: most blocks lack c1, and then cost a
  * load per 64 starts, not two (256-byte writes of an absent literal in
- * cache: 0.82 times the time).  Unaligned loads: a short write is in the
+ * cache: 0.81 times the time).  Unaligned loads: a short write is in the
  * cache. */
 static inline __attribute__((always_inline)) LIT_TARGET size_t
 lit_first_candidates(const struct lit_tab *t, const u8 *s, size_t n, bool icase)
