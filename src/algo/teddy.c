@@ -2694,6 +2694,7 @@ tds_next_from(struct ts_config *conf, struct tds *st,
 		} else if (tds_bulk_done(t, st, in)) {
 			return 0; /* the scan's starts held none */
 		} else {
+			/* as it was: the filter takes writes in TDS_IDLE */
 			st->phase = TDS_IDLE;
 		}
 	}
