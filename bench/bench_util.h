@@ -42,6 +42,9 @@ static inline double bench_cpu(void)
 
 typedef unsigned long (*bench_run_fn)(void *ctx);
 
+/* the most passes bench_best_turns() takes in turn */
+#define BENCH_TURNS_MAX 4
+
 /* One pass of @fn: its CPU time added to *@total, and kept in *@best
  * where lower; *@count is what it returned. */
 static inline void bench_pass(bench_run_fn fn, void *ctx, unsigned long *count,
@@ -71,24 +74,29 @@ static inline double bench_best(bench_run_fn fn, void *ctx,
 	return best;
 }
 
-/* bench_best() of @fa and @fb, their passes taken in turn: a change in
- * what a shared machine gives (its memory bandwidth, above all) while
- * they run then reaches both, and a ratio of their figures keeps to what
- * they cost.  Their best CPU times in *@ta and *@tb. */
-static inline void bench_best2(bench_run_fn fa, void *ca, unsigned long *na,
-			       double *ta, bench_run_fn fb, void *cb,
-			       unsigned long *nb, double *tb, int reps,
-			       double budget)
+/* bench_best() of the @n passes fn[i] on ctx[i], taken in turn: a change
+ * in what a shared machine gives (its memory bandwidth, above all) while
+ * they run then reaches all of them, and a ratio of their figures keeps
+ * to what they cost.  Their best CPU times in best[i], what their last
+ * passes returned in count[i]. */
+static inline void bench_best_turns(unsigned int n, const bench_run_fn fn[],
+				    void *const ctx[], unsigned long count[],
+				    double best[], int reps, double budget)
 {
-	double total_a = 0, total_b = 0;
-	int done = 0;
+	double total[BENCH_TURNS_MAX] = { 0 };
+	unsigned int i;
+	int done = 0, within;
 
-	*ta = *tb = 1e30;
+	for (i = 0; i < n; i++)
+		best[i] = 1e30;
 	do {
-		bench_pass(fa, ca, na, ta, &total_a);
-		bench_pass(fb, cb, nb, tb, &total_b);
-	} while (++done < reps && total_a + *ta < budget &&
-		 total_b + *tb < budget);
+		within = 1;
+		for (i = 0; i < n; i++) {
+			bench_pass(fn[i], ctx[i], &count[i], &best[i],
+				   &total[i]);
+			within &= total[i] + best[i] < budget;
+		}
+	} while (++done < reps && within);
 }
 
 #endif
