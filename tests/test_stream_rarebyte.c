@@ -21,7 +21,6 @@
  * Where the CPU lacks AVX-512 VBMI, the same checks run the generic
  * engine, which must give the same matches.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,8 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "testsupport.h"
 #include "textsearch_stream.h"
@@ -44,18 +41,9 @@ static u8 *guard_end; /* one past the last readable byte */
 
 static int setup(void **unused)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t span =
-		((GUARD_SPAN + (size_t)page - 1) / (size_t)page) * (size_t)page;
-	u8 *map;
-
 	(void)unused;
-	map = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED || mprotect(map + span, (size_t)page, PROT_NONE))
-		return -1;
-	guard_end = map + span;
-	return 0;
+	guard_end = test_guard_end(GUARD_SPAN);
+	return guard_end ? 0 : -1;
 }
 
 struct expect {

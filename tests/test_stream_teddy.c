@@ -16,7 +16,6 @@
  *     the longest suffix of the bytes from the last match's end (start,
  *     with TS_OVERLAP) that is a proper prefix of a pattern.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,8 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "testsupport.h"
 #include "textsearch_stream.h"
@@ -42,18 +39,9 @@ static u8 *guard_end; /* one past the last readable byte */
 
 static int setup(void **unused)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t span =
-		((GUARD_SPAN + (size_t)page - 1) / (size_t)page) * (size_t)page;
-	u8 *map;
-
 	(void)unused;
-	map = mmap(NULL, span + (size_t)page, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED || mprotect(map + span, (size_t)page, PROT_NONE))
-		return -1;
-	guard_end = map + span;
-	return 0;
+	guard_end = test_guard_end(GUARD_SPAN);
+	return guard_end ? 0 : -1;
 }
 
 static u8 pats[MAXPATS][MAXLEN];

@@ -1,6 +1,7 @@
 /*
  * testsupport.c - see testsupport.h.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "testsupport.h"
 
 #include <errno.h>
@@ -8,6 +9,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+u8 *test_guard_end(size_t span)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	u8 *map;
+
+	span = (span + page - 1) / page * page;
+	map = mmap(NULL, span + page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	if (mprotect(map + span, page, PROT_NONE)) {
+		munmap(map, span + page);
+		return NULL;
+	}
+	return map + span;
+}
 
 u8 *conf_snapshot(struct ts_config *conf)
 {

@@ -32,6 +32,12 @@ int test_system(const char *who, const char *cmd);
  * symbols are in it), whatever its build folder is called. */
 bool test_binary_is_sanitized(const char *path);
 
+/* ---- memory ---- */
+/* One past the last of @span readable bytes (rounded up to pages) that an
+ * unreadable page follows, so that a read past a buffer ending there
+ * faults at once; NULL if it cannot be mapped.  Never unmapped. */
+u8 *test_guard_end(size_t span);
+
 /* ---- config snapshots ---- */
 /*
  * A copy of @conf's header and private data, to tell afterwards whether
