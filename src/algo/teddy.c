@@ -2000,38 +2000,33 @@ TD_TARGET_AVX2 static bool tds_quick_state(const struct teddy *t,
 	return true;
 }
 
-/* @n bytes, 1 to 16, from @src to @d1 and to @d2: each two copies that
- * may overlap, of fixed sizes, from one load of each piece. */
+/* The first and the last @w bytes of the @n at @src (w <= n <= 2w) to
+ * @d1 and to @d2, from one load of each: two copies that may overlap. */
+static TD_INLINE void tds_copy_ends(u8 *d1, u8 *d2, const u8 *src, size_t n,
+				    size_t w)
+{
+	u8 head[8], tail[8];
+
+	memcpy(head, src, w);
+	memcpy(tail, src + n - w, w);
+	memcpy(d1, head, w);
+	memcpy(d1 + n - w, tail, w);
+	memcpy(d2, head, w);
+	memcpy(d2 + n - w, tail, w);
+}
+
+/* @n bytes, 1 to 16, from @src to @d1 and to @d2, by copies of fixed
+ * sizes. */
 static TD_INLINE void tds_copy16x2(u8 *d1, u8 *d2, const u8 *src, size_t n)
 {
-	uint64_t a, b;
-	uint32_t c, d;
-	uint16_t e, f;
-
-	if (n >= 8) {
-		memcpy(&a, src, 8);
-		memcpy(&b, src + n - 8, 8);
-		memcpy(d1, &a, 8);
-		memcpy(d1 + n - 8, &b, 8);
-		memcpy(d2, &a, 8);
-		memcpy(d2 + n - 8, &b, 8);
-	} else if (n >= 4) {
-		memcpy(&c, src, 4);
-		memcpy(&d, src + n - 4, 4);
-		memcpy(d1, &c, 4);
-		memcpy(d1 + n - 4, &d, 4);
-		memcpy(d2, &c, 4);
-		memcpy(d2 + n - 4, &d, 4);
-	} else if (n >= 2) {
-		memcpy(&e, src, 2);
-		memcpy(&f, src + n - 2, 2);
-		memcpy(d1, &e, 2);
-		memcpy(d1 + n - 2, &f, 2);
-		memcpy(d2, &e, 2);
-		memcpy(d2 + n - 2, &f, 2);
-	} else {
+	if (n >= 8)
+		tds_copy_ends(d1, d2, src, n, 8);
+	else if (n >= 4)
+		tds_copy_ends(d1, d2, src, n, 4);
+	else if (n >= 2)
+		tds_copy_ends(d1, d2, src, n, 2);
+	else
 		*d1 = *d2 = *src;
-	}
 }
 
 /*
