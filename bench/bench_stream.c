@@ -423,7 +423,7 @@ static unsigned long mc_pass_fn(void *arg)
 static double paired(struct bs_opts *o, struct ts_pass *p, struct hs_side *hs,
 		     unsigned int w, double *read)
 {
-	double best[3] = { 0, 0, 0 };
+	double best[3] = { 0, 0, 0 }, total[3];
 #ifdef HAVE_HS
 	struct mc_pass mp = { o->data, o->len, write_sizes[w] };
 	const bench_run_fn fn[3] = { ts_pass_fn, hs_pass_fn, mc_pass_fn };
@@ -434,12 +434,12 @@ static double paired(struct bs_opts *o, struct ts_pass *p, struct hs_side *hs,
 	hs->h.len = o->len;
 	hs->h.ws = write_sizes[w];
 	hs->h.wrap = 0;
-	bench_best_turns(3, fn, ctx, count, best, o->reps, o->budget);
+	bench_best_turns(3, fn, ctx, count, best, total, o->reps, o->budget);
 	hs->gbps[w] = (double)o->len / best[1] / 1e9;
 	hs->t[w] = hs->h.t;
 	*read = (double)o->len / best[2] / 1e9;
 #else
-	(void)o, (void)p, (void)hs, (void)w;
+	(void)o, (void)p, (void)hs, (void)w, (void)total;
 	*read = 0;
 #endif
 	return best[0];

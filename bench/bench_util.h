@@ -42,9 +42,6 @@ static inline double bench_cpu(void)
 
 typedef unsigned long (*bench_run_fn)(void *ctx);
 
-/* the most passes bench_best_turns() takes in turn */
-#define BENCH_TURNS_MAX 4
-
 /* One pass of @fn: its CPU time added to *@total, and kept in *@best
  * where lower; *@count is what it returned. */
 static inline void bench_pass(bench_run_fn fn, void *ctx, unsigned long *count,
@@ -78,17 +75,19 @@ static inline double bench_best(bench_run_fn fn, void *ctx,
  * in what a shared machine gives (its memory bandwidth, above all) while
  * they run then reaches all of them, and a ratio of their figures keeps
  * to what they cost.  Their best CPU times in best[i], what their last
- * passes returned in count[i]. */
+ * passes returned in count[i]; total[i] is the caller's scratch. */
 static inline void bench_best_turns(unsigned int n, const bench_run_fn fn[],
 				    void *const ctx[], unsigned long count[],
-				    double best[], int reps, double budget)
+				    double best[], double total[], int reps,
+				    double budget)
 {
-	double total[BENCH_TURNS_MAX] = { 0 };
 	unsigned int i;
 	int done = 0, within;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		best[i] = 1e30;
+		total[i] = 0;
+	}
 	do {
 		within = 1;
 		for (i = 0; i < n; i++) {
