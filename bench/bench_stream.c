@@ -821,7 +821,12 @@ static void throughput(struct bs_opts *o, struct pset *s, const char *where,
 		       "auto rows, worst %.2fx: %s\n",
 		       verdict, where, o->met1500, o->rows1500, o->worst1500,
 		       o->met1500 == o->rows1500 ? yes : no);
-		if (o->met1500 < o->rows1500 && o->short_read_hi > 0)
+		if (o->met1500 + 1 == o->rows1500 && o->short_read_hi > 0)
+			printf("    the row short of it read at %.0f%% of "
+			       "memchr's rate over the same writes, timed in "
+			       "turn\n",
+			       100 * o->short_read_lo);
+		else if (o->met1500 < o->rows1500 && o->short_read_hi > 0)
 			printf("    the %u rows short of it read at %.0f-%.0f%% "
 			       "of memchr's rate over the same writes, timed "
 			       "in turn\n",
@@ -830,10 +835,10 @@ static void throughput(struct bs_opts *o, struct pset *s, const char *where,
 		/* where Hyperscan reads at 2/3 of memchr's best rate, 1.5
 		 * times its rate is past what reading the data allows */
 		if (o->past_read1500)
-			printf("    of the %u rows short of it, %u would need "
-			       "more than memchr's best, %.1f GB/s\n",
-			       o->rows1500 - o->met1500, o->past_read1500,
-			       o->read_best);
+			printf("    rows short of it that would need more than "
+			       "memchr's best, %.1f GB/s: %u of %u\n",
+			       o->read_best, o->past_read1500,
+			       o->rows1500 - o->met1500);
 	}
 	if (o->rows64)
 		printf("  %s, %s: 64-byte writes >= 1.0x hs: %u of %u "
