@@ -600,35 +600,22 @@ static unsigned int cost_size(unsigned int i)
 
 /*
  * A cost row's cells by their passes (fn[i] on ctx[i], len[i] bytes or
- * 0-byte writes), taken in rounds: a pass of each cell in turn, o->reps
- * rounds (a cell whose next pass would overrun the budget sits the rest
- * out), each cell's best kept.  A slow phase of the machine outlasts a
- * cell's passes taken one after another, and spoiled them all (stop 46:
- * a set's 8-byte writes read 10.8 and 12.5 ns in two runs, 9.2 by
- * themselves); in rounds it spoils some rounds of every cell.
+ * 0-byte writes), taken in rounds (bench_best_turns()), each cell's best
+ * kept.  A slow phase of the machine outlasts a cell's passes taken one
+ * after another, and spoiled them all (stop 46: a set's 8-byte writes
+ * read 10.8 and 12.5 ns in two runs, 9.2 by themselves); in rounds it
+ * spoils some rounds of every cell.
  */
 static void cost_rounds(struct cost *c, struct bs_opts *o,
 			const bench_run_fn fn[], void *const ctx[],
 			const size_t len[])
 {
 	double best[NTINY + NFIT], total[NTINY + NFIT];
-	unsigned long cnt;
+	unsigned long cnt[NTINY + NFIT];
 	unsigned int i;
-	int r, ran = 1;
 
-	for (i = 0; i < NTINY + NFIT; i++) {
-		best[i] = 1e30;
-		total[i] = 0;
-	}
-	for (r = 0; r < o->reps && ran; r++) {
-		ran = 0;
-		for (i = 0; i < NTINY + NFIT; i++) {
-			if (r && total[i] + best[i] >= o->budget)
-				continue;
-			bench_pass(fn[i], ctx[i], &cnt, &best[i], &total[i]);
-			ran = 1;
-		}
-	}
+	bench_best_turns(NTINY + NFIT, fn, ctx, cnt, best, total, o->reps,
+			 o->budget);
 	for (i = 0; i < NTINY + NFIT; i++) {
 		double t = ns_per_write(best[i], len[i], cost_size(i));
 
@@ -821,13 +808,8 @@ static void throughput(struct bs_opts *o, struct pset *s, const char *where,
 		       "auto rows, worst %.2fx: %s\n",
 		       verdict, where, o->met1500, o->rows1500, o->worst1500,
 		       o->met1500 == o->rows1500 ? yes : no);
-		if (o->met1500 + 1 == o->rows1500 && o->short_read_hi > 0)
-			printf("    the row short of it read at %.0f%% of "
-			       "memchr's rate over the same writes, timed in "
-			       "turn\n",
-			       100 * o->short_read_lo);
-		else if (o->met1500 < o->rows1500 && o->short_read_hi > 0)
-			printf("    the %u rows short of it read at %.0f-%.0f%% "
+		if (o->met1500 < o->rows1500 && o->short_read_hi > 0)
+			printf("    rows short of it: %u, reading at %.0f-%.0f%% "
 			       "of memchr's rate over the same writes, timed "
 			       "in turn\n",
 			       o->rows1500 - o->met1500, 100 * o->short_read_lo,

@@ -74,28 +74,32 @@ static inline double bench_best(bench_run_fn fn, void *ctx,
 /* bench_best() of the @n passes fn[i] on ctx[i], taken in turn: a change
  * in what a shared machine gives (its memory bandwidth, above all) while
  * they run then reaches all of them, and a ratio of their figures keeps
- * to what they cost.  Their best CPU times in best[i], what their last
- * passes returned in count[i]; total[i] is the caller's scratch. */
+ * to what they cost.  Up to @reps rounds of a pass of each; as in
+ * bench_best(), one whose next pass would overrun @budget sits the rest
+ * out.  Their best CPU times in best[i], what their last passes returned
+ * in count[i]; total[i] is the caller's scratch. */
 static inline void bench_best_turns(unsigned int n, const bench_run_fn fn[],
 				    void *const ctx[], unsigned long count[],
 				    double best[], double total[], int reps,
 				    double budget)
 {
 	unsigned int i;
-	int done = 0, within;
+	int r, ran = 1;
 
 	for (i = 0; i < n; i++) {
 		best[i] = 1e30;
 		total[i] = 0;
 	}
-	do {
-		within = 1;
+	for (r = 0; r < reps && ran; r++) {
+		ran = 0;
 		for (i = 0; i < n; i++) {
+			if (r && total[i] + best[i] >= budget)
+				continue;
 			bench_pass(fn[i], ctx[i], &count[i], &best[i],
 				   &total[i]);
-			within &= total[i] + best[i] < budget;
+			ran = 1;
 		}
-	} while (++done < reps && within);
+	}
 }
 
 #endif
